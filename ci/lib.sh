@@ -1,0 +1,81 @@
+# Shared helpers for the CI scripts. Source it: `. "$(dirname "$0")/../lib.sh"` or similar.
+# Every helper installs what is missing and fails loudly (non-zero exit) when it cannot.
+
+MRTR_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export MRTR_ROOT
+
+log() { printf '\n==> %s\n' "$*" >&2; }
+die() { printf '\nFAILED: %s\n' "$*" >&2; exit 1; }
+
+_apt_updated=0
+apt_update_once() {
+    if [ "$_apt_updated" = 0 ]; then
+        log "apt-get update"
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || die "apt-get update failed"
+        _apt_updated=1
+    fi
+}
+
+# ensure_cmd COMMAND DEBIAN-PACKAGE...: install the packages if COMMAND is missing.
+ensure_cmd() {
+    local cmd="$1"; shift
+    if command -v "$cmd" >/dev/null 2>&1; then return 0; fi
+    apt_update_once
+    log "installing $* (for $cmd)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null \
+        || die "apt-get install $* failed"
+    command -v "$cmd" >/dev/null 2>&1 || die "$cmd still missing after installing $*"
+}
+
+# QEMU for Cortex-M and RISC-V. Some images carry a newer qemu-utils from backports that
+# conflicts with bookworm's qemu-system-*; pin qemu-utils to bookworm's version then.
+ensure_qemu() {
+    if command -v qemu-system-arm >/dev/null 2>&1 && command -v qemu-system-riscv32 >/dev/null 2>&1; then
+        return 0
+    fi
+    apt_update_once
+    log "installing qemu-system-arm qemu-system-misc"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-system-arm qemu-system-misc >/dev/null 2>&1 \
+        || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --allow-downgrades \
+            qemu-system-arm qemu-system-misc "qemu-utils/bookworm" >/dev/null \
+        || die "cannot install QEMU (qemu-system-arm, qemu-system-misc)"
+    command -v qemu-system-arm >/dev/null || die "qemu-system-arm missing after install"
+}
+
+# A Rust toolchain that can build for bare-metal targets. Prefers rustup targets when they
+# can be added; otherwise Debian's rustc-web with its std sources and -Zbuild-std.
+# Sets CROSS_RUSTC, CROSS_CARGO and CROSS_BUILD_STD (extra cargo args, possibly empty).
+ensure_cross_toolchain() {
+    local target="$1"
+    if command -v rustup >/dev/null 2>&1 && rustup target list --installed 2>/dev/null | grep -qx "$target"; then
+        CROSS_RUSTC="$(rustup which rustc)"; CROSS_CARGO="$(rustup which cargo)"; CROSS_BUILD_STD=""
+        export CROSS_RUSTC CROSS_CARGO CROSS_BUILD_STD RUSTC_BOOTSTRAP=
+        return 0
+    fi
+    if command -v rustup >/dev/null 2>&1 && rustup target add "$target" >/dev/null 2>&1; then
+        CROSS_RUSTC="$(rustup which rustc)"; CROSS_CARGO="$(rustup which cargo)"; CROSS_BUILD_STD=""
+        export CROSS_RUSTC CROSS_CARGO CROSS_BUILD_STD
+        return 0
+    fi
+    if [ ! -x /usr/bin/rustc ] || [ ! -x /usr/bin/cargo ] || ! ls -d /usr/src/rustc-*/library >/dev/null 2>&1 \
+        || ! command -v ld.lld-19 >/dev/null 2>&1; then
+        apt_update_once
+        log "installing Debian's rustc-web cargo-web rust-web-src lld-19 (cross toolchain)"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rustc-web cargo-web rust-web-src lld-19 >/dev/null \
+            || die "cannot install the cross toolchain (rustc-web cargo-web rust-web-src lld-19)"
+    fi
+    CROSS_RUSTC=/usr/bin/rustc; CROSS_CARGO=/usr/bin/cargo
+    CROSS_BUILD_STD="-Zbuild-std=core,compiler_builtins -Zbuild-std-features=compiler-builtins-mem"
+    export CROSS_RUSTC CROSS_CARGO CROSS_BUILD_STD RUSTC_BOOTSTRAP=1
+}
+
+# cross_cargo ARGS...: run the cross cargo with the chosen rustc (and build-std when needed).
+cross_cargo() {
+    # shellcheck disable=SC2086
+    RUSTC="$CROSS_RUSTC" "$CROSS_CARGO" "$@" $CROSS_BUILD_STD
+}
+
+ensure_redis() {
+    ensure_cmd redis-server redis-server
+    ensure_cmd redis-cli redis-tools
+}

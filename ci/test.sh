@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs the whole test suite from a fresh clone: installs what the suites need, runs every
+# suite in ci/suites/ listed below, and fails if any suite is missing or fails.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. ci/lib.sh
+
+SUITES=(
+    10-workspace      # cargo test: core, backends (behaviour suite per backend), std adapter
+    20-nostd-build    # core + backends build for thumbv7em-none-eabihf without alloc
+)
+
+passed=0; failed=0; failed_names=()
+for s in "${SUITES[@]}"; do
+    script="ci/suites/$s.sh"
+    log "suite $s"
+    if [ ! -f "$script" ]; then
+        printf 'FAILED: suite %s has no script %s\n' "$s" "$script" >&2
+        failed=$((failed + 1)); failed_names+=("$s"); continue
+    fi
+    if bash "$script"; then
+        passed=$((passed + 1))
+    else
+        printf 'FAILED: suite %s\n' "$s" >&2
+        failed=$((failed + 1)); failed_names+=("$s")
+    fi
+done
+
+echo
+echo "suites: ${#SUITES[@]}; failed: ${failed_names[*]:-none}"
+echo "suites: $passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,107 @@
+//! The seam between mrtr and an AEAD implementation.
+//!
+//! Each backend crate (`mrtr-aes-gcm`, `mrtr-chacha20poly1305`) implements [`Cipher`] for one
+//! algorithm. Core never names a concrete cipher, so a std-only backend (for example one built
+//! on `ring`) can plug in the same way.
+
+use crate::key::SecretKey;
+
+/// Length of every supported algorithm's authentication tag, in bytes.
+pub const TAG_LEN: usize = 16;
+
+/// Longest nonce any supported algorithm uses (XChaCha20-Poly1305), in bytes.
+pub const MAX_NONCE_LEN: usize = 24;
+
+/// The AEAD algorithms a token can name in its header.
+///
+/// The numeric value is the algorithm id byte of token format v1 (`docs/token-format.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[repr(u8)]
+pub enum Algorithm {
+    /// AES-256-GCM with a 96-bit random nonce.
+    Aes256Gcm = 1,
+    /// ChaCha20-Poly1305 (RFC 8439) with a 96-bit random nonce.
+    ChaCha20Poly1305 = 2,
+    /// XChaCha20-Poly1305 with a 192-bit random nonce.
+    XChaCha20Poly1305 = 3,
+}
+
+impl Algorithm {
+    /// The algorithm for a header id byte, if it names one.
+    pub const fn from_id(id: u8) -> Option<Self> {
+        match id {
+            1 => Some(Self::Aes256Gcm),
+            2 => Some(Self::ChaCha20Poly1305),
+            3 => Some(Self::XChaCha20Poly1305),
+            _ => None,
+        }
+    }
+
+    /// The id byte written into the token header.
+    pub const fn id(self) -> u8 {
+        self as u8
+    }
+
+    /// Nonce length in bytes.
+    pub const fn nonce_len(self) -> usize {
+        match self {
+            Self::Aes256Gcm | Self::ChaCha20Poly1305 => 12,
+            Self::XChaCha20Poly1305 => 24,
+        }
+    }
+
+    /// A stable, human-readable name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Aes256Gcm => "AES-256-GCM",
+            Self::ChaCha20Poly1305 => "ChaCha20-Poly1305",
+            Self::XChaCha20Poly1305 => "XChaCha20-Poly1305",
+        }
+    }
+}
+
+/// The one, opaque failure of a cipher operation.
+///
+/// Deliberately carries nothing: a caller learns only that the operation failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct CryptoError;
+
+impl core::fmt::Display for CryptoError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("aead operation failed")
+    }
+}
+
+impl core::error::Error for CryptoError {}
+
+/// An AEAD with 256-bit keys and 128-bit tags, used in place with detached tags.
+///
+/// Implementations must not panic on any input: a wrong nonce length, an over-long buffer or a
+/// tag mismatch all return [`CryptoError`]. On a failed [`Cipher::open_in_place`] the buffer
+/// contents are unspecified; core wipes it.
+pub trait Cipher {
+    /// The algorithm this implementation provides; its nonce length is the one core generates.
+    const ALGORITHM: Algorithm;
+
+    /// Builds the cipher from a key. The implementation must wipe its key schedule on drop.
+    fn new(key: &SecretKey) -> Self;
+
+    /// Encrypts `buf` in place and returns the tag.
+    fn seal_in_place(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        buf: &mut [u8],
+    ) -> Result<[u8; TAG_LEN], CryptoError>;
+
+    /// Verifies `tag` and decrypts `buf` in place.
+    fn open_in_place(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> Result<(), CryptoError>;
+}

@@ -1,0 +1,231 @@
+//! Rejections of a resume, and failures of a pause.
+//!
+//! A rejected `requestState` is reported to the client uniformly by default: JSON-RPC
+//! `-32602`, message `"Invalid or expired requestState"`, `data.reason =
+//! "invalid_request_state"` (the TypeScript and Python SDK convention). The precise [`Reason`]
+//! is for server logs and metrics; [`ErrorDetail::Detailed`] puts it on the wire as well.
+//! The spec-reserved codes `-32020..=-32022` are never used.
+
+use core::fmt;
+
+use crate::binding::BindingError;
+
+/// JSON-RPC code for every rejected `requestState` (Invalid params).
+pub const INVALID_PARAMS: i32 = -32602;
+
+/// JSON-RPC message for every rejected `requestState`.
+pub const REJECTION_MESSAGE: &str = "Invalid or expired requestState";
+
+/// `data.reason` for every rejected `requestState` in the default, uniform mode.
+pub const UNIFORM_REASON: &str = "invalid_request_state";
+
+/// Why a `requestState` was rejected. For logs and metrics; not for the client by default.
+///
+/// Listed in the order the resume checks run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Reason {
+    /// Longer than the token buffer: refused before any decoding.
+    TooLong,
+    /// Not unpadded base64url, or too short or inconsistent to be a token.
+    Malformed,
+    /// The header names a token format version this build does not read.
+    UnsupportedVersion,
+    /// The header names another AEAD algorithm than the key ring's.
+    WrongAlgorithm,
+    /// The header's key id is not in the key ring.
+    UnknownKey,
+    /// Authentication failed: tampered bytes, or another method, protocol version, target,
+    /// principal or key than the one it was sealed for.
+    Tampered,
+    /// Authentic, but the sealed state does not parse (a bug or a foreign sealer).
+    BadState,
+    /// Authentic, but sealed for another method.
+    MethodMismatch,
+    /// Past its expiry (`expires_at <= now`).
+    Expired,
+    /// Resuming would exceed the configured maximum number of rounds.
+    RoundsExceeded,
+    /// The request's arguments differ from the ones the token was sealed with.
+    ArgumentsMismatch,
+    /// The replay cache has already seen this token.
+    Replayed,
+    /// The replay cache is full of live entries (fail closed).
+    ReplayStoreFull,
+    /// The replay cache could not be reached or answered an error (fail closed).
+    ReplayStoreUnavailable,
+    /// The request's method, protocol version, target or principal cannot be bound at all.
+    InvalidBinding,
+}
+
+impl Reason {
+    /// Every reason, in check order.
+    pub const ALL: [Reason; 15] = [
+        Self::TooLong,
+        Self::Malformed,
+        Self::UnsupportedVersion,
+        Self::WrongAlgorithm,
+        Self::UnknownKey,
+        Self::Tampered,
+        Self::BadState,
+        Self::MethodMismatch,
+        Self::Expired,
+        Self::RoundsExceeded,
+        Self::ArgumentsMismatch,
+        Self::Replayed,
+        Self::ReplayStoreFull,
+        Self::ReplayStoreUnavailable,
+        Self::InvalidBinding,
+    ];
+
+    /// A stable snake_case name, used as `data.reason` in detailed mode and in logs.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::TooLong => "too_long",
+            Self::Malformed => "malformed",
+            Self::UnsupportedVersion => "unsupported_version",
+            Self::WrongAlgorithm => "wrong_algorithm",
+            Self::UnknownKey => "unknown_key",
+            Self::Tampered => "tampered",
+            Self::BadState => "bad_state",
+            Self::MethodMismatch => "method_mismatch",
+            Self::Expired => "expired",
+            Self::RoundsExceeded => "rounds_exceeded",
+            Self::ArgumentsMismatch => "arguments_mismatch",
+            Self::Replayed => "replayed",
+            Self::ReplayStoreFull => "replay_store_full",
+            Self::ReplayStoreUnavailable => "replay_store_unavailable",
+            Self::InvalidBinding => "invalid_binding",
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How much of a rejection's cause the client sees.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum ErrorDetail {
+    /// Every rejection looks the same on the wire (the default; no oracle).
+    #[default]
+    Uniform,
+    /// `data.reason` names the precise [`Reason`]. For development and trusted clients.
+    Detailed,
+}
+
+/// What the client is told: the JSON-RPC error object's fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct WireError {
+    /// JSON-RPC `error.code`: always [`INVALID_PARAMS`].
+    pub code: i32,
+    /// JSON-RPC `error.message`: always [`REJECTION_MESSAGE`].
+    pub message: &'static str,
+    /// `error.data.reason`.
+    pub reason: &'static str,
+}
+
+/// A rejected resume: the precise reason for the server, and the wire form for the client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Rejection {
+    reason: Reason,
+    detail: ErrorDetail,
+}
+
+impl Rejection {
+    /// A rejection for `reason`, shown to the client as `detail` allows.
+    pub const fn new(reason: Reason, detail: ErrorDetail) -> Self {
+        Self { reason, detail }
+    }
+
+    /// The precise reason. For logs and metrics.
+    pub const fn reason(&self) -> Reason {
+        self.reason
+    }
+
+    /// The JSON-RPC error the client receives.
+    pub const fn wire(&self) -> WireError {
+        WireError {
+            code: INVALID_PARAMS,
+            message: REJECTION_MESSAGE,
+            reason: match self.detail {
+                ErrorDetail::Uniform => UNIFORM_REASON,
+                ErrorDetail::Detailed => self.reason.as_str(),
+            },
+        }
+    }
+}
+
+/// Shows only what the client would see.
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(REJECTION_MESSAGE)
+    }
+}
+
+impl core::error::Error for Rejection {}
+
+/// Why a pause could not produce a token. These are server-side faults, not client input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum SealError {
+    /// The binding is invalid.
+    Binding(BindingError),
+    /// The continuation, method and overhead do not fit the token buffer.
+    TooLarge,
+    /// The current key has reached its seal limit: rotate keys.
+    KeyExhausted,
+    /// The random number generator failed.
+    Rng,
+    /// The cipher failed.
+    Crypto,
+    /// `now + ttl` overflows.
+    ClockOverflow,
+}
+
+impl fmt::Display for SealError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Binding(e) => write!(f, "invalid binding: {e}"),
+            Self::TooLarge => f.write_str("state does not fit the token buffer"),
+            Self::KeyExhausted => f.write_str("current key reached its seal limit; rotate keys"),
+            Self::Rng => f.write_str("random number generator failed"),
+            Self::Crypto => f.write_str("aead seal failed"),
+            Self::ClockOverflow => f.write_str("expiry time overflows"),
+        }
+    }
+}
+
+impl core::error::Error for SealError {}
+
+impl From<BindingError> for SealError {
+    fn from(e: BindingError) -> Self {
+        Self::Binding(e)
+    }
+}
+
+/// Why a configuration was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum ConfigError {
+    /// The TTL must be greater than zero.
+    ZeroTtl,
+    /// The maximum number of rounds must be at least 1.
+    ZeroMaxRounds,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::ZeroTtl => "ttl must be greater than 0 ms",
+            Self::ZeroMaxRounds => "max rounds must be at least 1",
+        })
+    }
+}
+
+impl core::error::Error for ConfigError {}

@@ -1,0 +1,1 @@
+//! Subscription authorization leases (placeholder: filled in by the subscription work).

@@ -1,0 +1,167 @@
+//! The sealed state: the plaintext inside a token (format v1).
+//!
+//! ```text
+//! offset  size  field
+//! 0       1     state format version (0x01)
+//! 1       4     round, u32 big-endian (1 on the first pause)
+//! 5       8     issued-at, ms since the Unix epoch, u64 big-endian
+//! 13      8     expires-at, ms since the Unix epoch, u64 big-endian
+//! 21      16    token id (random)
+//! 37      32    argument digest
+//! 69      1     method length m (1..=32)
+//! 70      m     method (UTF-8)
+//! 70+m    2     continuation length c, u16 big-endian
+//! 72+m    c     continuation (opaque)
+//! ```
+//!
+//! The state must end exactly after the continuation.
+
+use crate::binding::MAX_METHOD_LEN;
+
+/// State format version written by this build.
+pub const STATE_VERSION: u8 = 1;
+/// Size of the random token id.
+pub const TOKEN_ID_LEN: usize = 16;
+/// Size of the argument digest.
+pub const DIGEST_LEN: usize = 32;
+/// Bytes of state besides the method and continuation.
+pub const STATE_FIXED_LEN: usize = 72;
+/// Longest state for a given continuation length.
+pub const fn max_state_len(continuation: usize) -> usize {
+    STATE_FIXED_LEN + MAX_METHOD_LEN + continuation
+}
+
+/// A token's random id, used as the replay-cache key.
+pub type TokenId = [u8; TOKEN_ID_LEN];
+/// A digest of the call's arguments (SHA-256 of RFC 8785 canonical JSON in `mrtr-std`).
+pub type ArgsDigest = [u8; DIGEST_LEN];
+
+mod field {
+    use core::ops::Range;
+    pub const VERSION: usize = 0;
+    pub const ROUND: Range<usize> = 1..5;
+    pub const ISSUED_AT: Range<usize> = 5..13;
+    pub const EXPIRES_AT: Range<usize> = 13..21;
+    pub const TOKEN_ID: Range<usize> = 21..37;
+    pub const ARGS: Range<usize> = 37..69;
+    pub const METHOD_LEN: usize = 69;
+    pub const METHOD: usize = 70;
+}
+
+/// The fields of a state to seal.
+pub(crate) struct NewState<'a> {
+    pub round: u32,
+    pub issued_at: u64,
+    pub expires_at: u64,
+    pub token_id: TokenId,
+    pub args: &'a ArgsDigest,
+    pub method: &'a str,
+    pub continuation: &'a [u8],
+}
+
+impl NewState<'_> {
+    /// Encoded length, or `None` if the continuation exceeds a u16 length.
+    pub fn len(&self) -> Option<usize> {
+        if self.continuation.len() > u16::MAX as usize || self.method.len() > MAX_METHOD_LEN {
+            return None;
+        }
+        Some(STATE_FIXED_LEN + self.method.len() + self.continuation.len())
+    }
+
+    /// Writes the state into `out`, which must be exactly [`NewState::len`] long.
+    pub fn write(&self, out: &mut [u8]) -> Option<()> {
+        if Some(out.len()) != self.len() {
+            return None;
+        }
+        let m = self.method.len();
+        out[field::VERSION] = STATE_VERSION;
+        out[field::ROUND].copy_from_slice(&self.round.to_be_bytes());
+        out[field::ISSUED_AT].copy_from_slice(&self.issued_at.to_be_bytes());
+        out[field::EXPIRES_AT].copy_from_slice(&self.expires_at.to_be_bytes());
+        out[field::TOKEN_ID].copy_from_slice(&self.token_id);
+        out[field::ARGS].copy_from_slice(self.args);
+        out[field::METHOD_LEN] = m as u8;
+        out[field::METHOD..field::METHOD + m].copy_from_slice(self.method.as_bytes());
+        let c = self.continuation.len();
+        out[field::METHOD + m..field::METHOD + m + 2].copy_from_slice(&(c as u16).to_be_bytes());
+        out[STATE_FIXED_LEN + m..].copy_from_slice(self.continuation);
+        Some(())
+    }
+}
+
+/// A checked, zero-copy view of a decrypted state. Once built, no accessor can panic.
+#[derive(Clone, Copy)]
+pub struct StateView<'a> {
+    buf: &'a [u8],
+    method_len: usize,
+}
+
+impl<'a> StateView<'a> {
+    /// Checks every length and the version, then wraps `buf`.
+    pub fn new_checked(buf: &'a [u8]) -> Option<Self> {
+        if buf.len() < STATE_FIXED_LEN || buf[field::VERSION] != STATE_VERSION {
+            return None;
+        }
+        let m = buf[field::METHOD_LEN] as usize;
+        if m == 0 || m > MAX_METHOD_LEN || buf.len() < STATE_FIXED_LEN + m {
+            return None;
+        }
+        let c = u16::from_be_bytes([buf[field::METHOD + m], buf[field::METHOD + m + 1]]) as usize;
+        if buf.len() != STATE_FIXED_LEN + m + c {
+            return None;
+        }
+        core::str::from_utf8(&buf[field::METHOD..field::METHOD + m]).ok()?;
+        let view = Self { buf, method_len: m };
+        if view.issued_at_ms() > view.expires_at_ms() || view.round() == 0 {
+            return None;
+        }
+        Some(view)
+    }
+
+    fn u64_at(&self, r: core::ops::Range<usize>) -> u64 {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&self.buf[r]);
+        u64::from_be_bytes(b)
+    }
+
+    /// The round this state was sealed in (1 on the first pause).
+    pub fn round(&self) -> u32 {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&self.buf[field::ROUND]);
+        u32::from_be_bytes(b)
+    }
+
+    /// When the token was sealed, ms since the Unix epoch.
+    pub fn issued_at_ms(&self) -> u64 {
+        self.u64_at(field::ISSUED_AT)
+    }
+
+    /// When the token expires, ms since the Unix epoch.
+    pub fn expires_at_ms(&self) -> u64 {
+        self.u64_at(field::EXPIRES_AT)
+    }
+
+    /// The token's random id.
+    pub fn token_id(&self) -> TokenId {
+        let mut id = [0u8; TOKEN_ID_LEN];
+        id.copy_from_slice(&self.buf[field::TOKEN_ID]);
+        id
+    }
+
+    /// The argument digest sealed with the token.
+    pub fn args_digest(&self) -> &'a [u8] {
+        &self.buf[field::ARGS]
+    }
+
+    /// The method the token was sealed for.
+    pub fn method(&self) -> &'a str {
+        // Checked as UTF-8 in `new_checked`.
+        core::str::from_utf8(&self.buf[field::METHOD..field::METHOD + self.method_len])
+            .unwrap_or("")
+    }
+
+    /// The handler's continuation bytes.
+    pub fn continuation(&self) -> &'a [u8] {
+        &self.buf[STATE_FIXED_LEN + self.method_len..]
+    }
+}
