@@ -1,0 +1,1 @@
+//! Subscription authorization runtime (placeholder: filled in by the subscription work).
