@@ -1,1 +1,109 @@
-fn main() {}
+//! A full multi-round-trip chain on the host, once per backend.
+//!
+//! A "booking" handler pauses on every invocation until the round cap refuses the next
+//! resume; each step prints the round, a shortened token and the continuation it carries.
+//! Then it shows what the checks refuse: a tampered token, another caller, another tool,
+//! other arguments, an expired token, and a token sealed under a retired key.
+
+use getrandom::SysRng;
+use mrtr_aes_gcm::Aes256Gcm;
+use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
+use mrtr_core::cipher::Cipher;
+use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
+use mrtr_core::{Binding, ManualClock, Mrtr, Principal, Round, TokenBuf, token_len_for};
+
+const CAP: usize = token_len_for(128);
+
+fn short(token: &str) -> String {
+    let head: String = token.chars().take(16).collect();
+    format!("{head}…({} chars)", token.len())
+}
+
+fn fresh_key<C: Cipher>(id: &str) -> Key<C> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).expect("OS randomness");
+    let secret = SecretKey::from_bytes(bytes);
+    bytes.fill(0);
+    Key::new(KeyId::new(id).expect("valid key id"), secret)
+}
+
+fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
+    println!("\n=== {} ===", C::ALGORITHM.name());
+    let clock = ManualClock::new(1_764_460_800_000); // 2025-11-30T00:00:00Z
+    let ring: KeyRing<C, 2> = KeyRing::new(fresh_key("2026-11"));
+    let mrtr = Mrtr::builder(ring, &clock).build()?;
+    let mut rng = SysRng;
+
+    let alice = Principal::User { issuer: "https://idp.example", subject: "alice" };
+    let call = Binding::new("tools/call", "2026-07-28", "book_table", alice)?;
+    let args = [0x42; 32]; // a real server: SHA-256 of the RFC 8785 canonical arguments
+
+    // Invocation 1: the initial call pauses.
+    let mut out = TokenBuf::<CAP>::new();
+    let mut token = mrtr
+        .pause(Round::FIRST, &call, &args, b"step=1", &mut rng, &mut out)?
+        .as_str()
+        .to_owned();
+    println!("call     -> input_required, round 1, requestState {}", short(&token));
+    let first = token.clone();
+
+    // Each resume opens the token, then pauses again with the next round.
+    loop {
+        let mut buf = TokenBuf::<CAP>::new();
+        match mrtr.resume(&token, &call, &args, &mut buf) {
+            Ok(resumed) => {
+                let step = String::from_utf8_lossy(resumed.continuation()).into_owned();
+                let next = resumed.next_round();
+                let cont = format!("step={}", next.get());
+                let mut out = TokenBuf::<CAP>::new();
+                token = mrtr.pause(next, &call, &args, cont.as_bytes(), &mut rng, &mut out)?
+                    .as_str()
+                    .to_owned();
+                println!(
+                    "resume {:>2} (carried {step:>7}) -> round {:>2}, requestState {}",
+                    resumed.round(),
+                    next.get(),
+                    short(&token)
+                );
+            }
+            Err(rejection) => {
+                let wire = rejection.wire();
+                println!(
+                    "resume    -> refused: {} {:?} (server log: {})",
+                    wire.code, wire.message, rejection.reason()
+                );
+                break;
+            }
+        }
+    }
+
+    println!("-- what the checks refuse (the client always sees the same error) --");
+    let mut buf = TokenBuf::<CAP>::new();
+    let mut tampered = first.clone().into_bytes();
+    let mid = tampered.len() / 2;
+    tampered[mid] = if tampered[mid] == b'A' { b'B' } else { b'A' };
+    let tampered = String::from_utf8(tampered)?;
+    let mallory = Principal::User { issuer: "https://idp.example", subject: "mallory" };
+    let cases: [(&str, &str, Binding<'_>, [u8; 32]); 4] = [
+        ("tampered token", &tampered, call, args),
+        ("another caller", &first, Binding::new("tools/call", "2026-07-28", "book_table", mallory)?, args),
+        ("another tool", &first, Binding::new("tools/call", "2026-07-28", "cancel_table", alice)?, args),
+        ("other arguments", &first, call, [0x43; 32]),
+    ];
+    for (what, tok, binding, digest) in cases {
+        let err = mrtr.resume(tok, &binding, &digest, &mut buf).expect_err("must be refused");
+        println!("{what:<16} -> {} (server log: {})", err.wire().reason, err.reason());
+    }
+    clock.advance(mrtr.ttl_ms());
+    let err = mrtr.resume(&first, &call, &args, &mut buf).expect_err("expired");
+    println!("{:<16} -> {} (server log: {})", "after the TTL", err.wire().reason, err.reason());
+    Ok(())
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    println!("mrtr demo: a booking tool that pauses on every round until the round cap");
+    run::<Aes256Gcm>()?;
+    run::<ChaCha20Poly1305>()?;
+    run::<XChaCha20Poly1305>()?;
+    Ok(())
+}

@@ -1,0 +1,95 @@
+//! Prints the worked example of `docs/token-format.md`: every input, the canonical associated
+//! data, the plaintext state, and the token, in hex, so a reader can check each step.
+//!
+//! `cargo run -p mrtr-demo --bin token-example`
+
+use std::convert::Infallible;
+
+use mrtr_aes_gcm::Aes256Gcm;
+use mrtr_core::binding::Aad;
+use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
+use mrtr_core::{Binding, ManualClock, Mrtr, Principal, Round, TokenBuf, token_len_for};
+
+/// Yields fixed bytes: the example's token id, then its nonce. Never use outside examples.
+struct Replay(Vec<u8>);
+
+impl rand_core::TryRng for Replay {
+    type Error = Infallible;
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        unreachable!("mrtr only calls fill_bytes")
+    }
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        unreachable!("mrtr only calls fill_bytes")
+    }
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+        let rest = self.0.split_off(dst.len());
+        dst.copy_from_slice(&self.0);
+        self.0 = rest;
+        Ok(())
+    }
+}
+impl rand_core::TryCryptoRng for Replay {}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn b64_decode(text: &str) -> Vec<u8> {
+    let mut buf = text.as_bytes().to_vec();
+    let n = mrtr_core::b64::decode_in_place(&mut buf, text.len()).expect("valid token");
+    buf.truncate(n);
+    buf
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let key: [u8; 32] = core::array::from_fn(|i| i as u8);
+    let token_id: [u8; 16] = core::array::from_fn(|i| 0xa0 + i as u8);
+    let nonce: [u8; 12] = core::array::from_fn(|i| 0xc0 + i as u8);
+    // SHA-256 of "{}", the RFC 8785 canonical form of empty arguments.
+    let args: [u8; 32] = [
+        0x44, 0x13, 0x6f, 0xa3, 0x55, 0xb3, 0x67, 0x8a, 0x11, 0x46, 0xad, 0x16, 0xf7, 0xe8, 0x64,
+        0x9e, 0x94, 0xfb, 0x4f, 0xc2, 0x1f, 0xe7, 0x7e, 0x83, 0x10, 0xc0, 0x60, 0xf6, 0x1c, 0xaa,
+        0xff, 0x8a,
+    ];
+    let now = 1_764_460_800_000u64;
+    let clock = ManualClock::new(now);
+    let ring: KeyRing<Aes256Gcm, 1> =
+        KeyRing::new(Key::new(KeyId::new("k1")?, SecretKey::from_bytes(key)));
+    let mrtr = Mrtr::builder(ring, &clock).build()?;
+    let who = Principal::User { issuer: "https://idp.example", subject: "alice" };
+    let binding = Binding::new("tools/call", "2026-07-28", "book_table", who)?;
+    let continuation = b"step=date";
+
+    let mut rng = Replay([&token_id[..], &nonce[..]].concat());
+    let mut out = TokenBuf::<{ token_len_for(64) }>::new();
+    let token = mrtr.pause(Round::FIRST, &binding, &args, continuation, &mut rng, &mut out)?;
+    let text = token.as_str().to_owned();
+    let bytes = b64_decode(&text);
+    let header = &bytes[..5];
+    let aad = Aad::build(header, &binding).expect("valid header");
+
+    println!("key            {}", hex(&key));
+    println!("key id         k1");
+    println!("now_ms         {now}   ttl_ms {}", mrtr.ttl_ms());
+    println!("token id       {}", hex(&token_id));
+    println!("nonce          {}", hex(&nonce));
+    println!("args digest    {}", hex(&args));
+    println!("continuation   {}  ({:?})", hex(continuation), "step=date");
+    println!("header         {}", hex(header));
+    println!("aad            {}", hex(aad.as_bytes()));
+    let state_len = bytes.len() - 5 - 12 - 16;
+    println!("ciphertext     {}", hex(&bytes[17..17 + state_len]));
+    println!("tag            {}", hex(&bytes[17 + state_len..]));
+    println!("token bytes    {}", bytes.len());
+    println!("token          {text}");
+
+    let mut buf = TokenBuf::<{ token_len_for(64) }>::new();
+    let resumed = mrtr.resume(&text, &binding, &args, &mut buf).expect("resumes");
+    println!(
+        "resumed        round {} expires {} continuation {:?}",
+        resumed.round(),
+        resumed.expires_at_ms(),
+        String::from_utf8_lossy(resumed.continuation())
+    );
+    Ok(())
+}
