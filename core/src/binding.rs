@@ -133,10 +133,10 @@ impl<'a> Binding<'a> {
         if target.len() > MAX_TARGET_LEN {
             return Err(BindingError::TargetTooLong);
         }
-        if let Principal::User { issuer, subject } = principal {
-            if issuer.len() > MAX_PRINCIPAL_FIELD_LEN || subject.len() > MAX_PRINCIPAL_FIELD_LEN {
-                return Err(BindingError::PrincipalTooLong);
-            }
+        if let Principal::User { issuer, subject } = principal
+            && (issuer.len() > MAX_PRINCIPAL_FIELD_LEN || subject.len() > MAX_PRINCIPAL_FIELD_LEN)
+        {
+            return Err(BindingError::PrincipalTooLong);
         }
         Ok(Self {
             method,

@@ -34,7 +34,10 @@ fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
     let mrtr = Mrtr::builder(ring, &clock).build()?;
     let mut rng = SysRng;
 
-    let alice = Principal::User { issuer: "https://idp.example", subject: "alice" };
+    let alice = Principal::User {
+        issuer: "https://idp.example",
+        subject: "alice",
+    };
     let call = Binding::new("tools/call", "2026-07-28", "book_table", alice)?;
     let args = [0x42; 32]; // a real server: SHA-256 of the RFC 8785 canonical arguments
 
@@ -44,7 +47,10 @@ fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
         .pause(Round::FIRST, &call, &args, b"step=1", &mut rng, &mut out)?
         .as_str()
         .to_owned();
-    println!("call     -> input_required, round 1, requestState {}", short(&token));
+    println!(
+        "call     -> input_required, round 1, requestState {}",
+        short(&token)
+    );
     let first = token.clone();
 
     // Each resume opens the token, then pauses again with the next round.
@@ -56,7 +62,8 @@ fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
                 let next = resumed.next_round();
                 let cont = format!("step={}", next.get());
                 let mut out = TokenBuf::<CAP>::new();
-                token = mrtr.pause(next, &call, &args, cont.as_bytes(), &mut rng, &mut out)?
+                token = mrtr
+                    .pause(next, &call, &args, cont.as_bytes(), &mut rng, &mut out)?
                     .as_str()
                     .to_owned();
                 println!(
@@ -70,7 +77,9 @@ fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
                 let wire = rejection.wire();
                 println!(
                     "resume    -> refused: {} {:?} (server log: {})",
-                    wire.code, wire.message, rejection.reason()
+                    wire.code,
+                    wire.message,
+                    rejection.reason()
                 );
                 break;
             }
@@ -83,20 +92,46 @@ fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
     let mid = tampered.len() / 2;
     tampered[mid] = if tampered[mid] == b'A' { b'B' } else { b'A' };
     let tampered = String::from_utf8(tampered)?;
-    let mallory = Principal::User { issuer: "https://idp.example", subject: "mallory" };
+    let mallory = Principal::User {
+        issuer: "https://idp.example",
+        subject: "mallory",
+    };
     let cases: [(&str, &str, Binding<'_>, [u8; 32]); 4] = [
         ("tampered token", &tampered, call, args),
-        ("another caller", &first, Binding::new("tools/call", "2026-07-28", "book_table", mallory)?, args),
-        ("another tool", &first, Binding::new("tools/call", "2026-07-28", "cancel_table", alice)?, args),
+        (
+            "another caller",
+            &first,
+            Binding::new("tools/call", "2026-07-28", "book_table", mallory)?,
+            args,
+        ),
+        (
+            "another tool",
+            &first,
+            Binding::new("tools/call", "2026-07-28", "cancel_table", alice)?,
+            args,
+        ),
         ("other arguments", &first, call, [0x43; 32]),
     ];
     for (what, tok, binding, digest) in cases {
-        let err = mrtr.resume(tok, &binding, &digest, &mut buf).expect_err("must be refused");
-        println!("{what:<16} -> {} (server log: {})", err.wire().reason, err.reason());
+        let err = mrtr
+            .resume(tok, &binding, &digest, &mut buf)
+            .expect_err("must be refused");
+        println!(
+            "{what:<16} -> {} (server log: {})",
+            err.wire().reason,
+            err.reason()
+        );
     }
     clock.advance(mrtr.ttl_ms());
-    let err = mrtr.resume(&first, &call, &args, &mut buf).expect_err("expired");
-    println!("{:<16} -> {} (server log: {})", "after the TTL", err.wire().reason, err.reason());
+    let err = mrtr
+        .resume(&first, &call, &args, &mut buf)
+        .expect_err("expired");
+    println!(
+        "{:<16} -> {} (server log: {})",
+        "after the TTL",
+        err.wire().reason,
+        err.reason()
+    );
     Ok(())
 }
 

@@ -56,13 +56,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ring: KeyRing<Aes256Gcm, 1> =
         KeyRing::new(Key::new(KeyId::new("k1")?, SecretKey::from_bytes(key)));
     let mrtr = Mrtr::builder(ring, &clock).build()?;
-    let who = Principal::User { issuer: "https://idp.example", subject: "alice" };
+    let who = Principal::User {
+        issuer: "https://idp.example",
+        subject: "alice",
+    };
     let binding = Binding::new("tools/call", "2026-07-28", "book_table", who)?;
     let continuation = b"step=date";
 
     let mut rng = Replay([&token_id[..], &nonce[..]].concat());
     let mut out = TokenBuf::<{ token_len_for(64) }>::new();
-    let token = mrtr.pause(Round::FIRST, &binding, &args, continuation, &mut rng, &mut out)?;
+    let token = mrtr.pause(
+        Round::FIRST,
+        &binding,
+        &args,
+        continuation,
+        &mut rng,
+        &mut out,
+    )?;
     let text = token.as_str().to_owned();
     let bytes = b64_decode(&text);
     let header = &bytes[..5];
@@ -84,7 +94,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("token          {text}");
 
     let mut buf = TokenBuf::<{ token_len_for(64) }>::new();
-    let resumed = mrtr.resume(&text, &binding, &args, &mut buf).expect("resumes");
+    let resumed = mrtr
+        .resume(&text, &binding, &args, &mut buf)
+        .expect("resumes");
     println!(
         "resumed        round {} expires {} continuation {:?}",
         resumed.round(),
