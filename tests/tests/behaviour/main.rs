@@ -1,0 +1,14 @@
+//! The behaviour suite of issue 2, run once per AEAD backend: every module's generic tests are
+//! instantiated for AES-256-GCM, ChaCha20-Poly1305 and XChaCha20-Poly1305 by `per_backend!`.
+
+mod args;
+mod binding;
+mod config;
+mod expiry;
+mod keys;
+mod order;
+mod replay;
+mod rounds;
+mod roundtrip;
+mod seal;
+mod wire;

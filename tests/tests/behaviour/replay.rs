@@ -1,0 +1,156 @@
+//! The optional replay cache: single use, fail closed when full or unavailable, eviction of
+//! expired entries.
+
+use mrtr_core::cipher::Cipher;
+use mrtr_core::replay::{ReplayCache, ReplayError, SharedReplaySet};
+use mrtr_core::{ManualClock, Mrtr, Reason, TokenId};
+use mrtr_tests::fixture::*;
+use mrtr_tests::rng::SeqRng;
+
+fn a_token_resumes_once<C: Cipher>() {
+    let clock = ManualClock::new(NOW);
+    let seen = SharedReplaySet::<4>::new();
+    let mrtr = Mrtr::builder(ring::<C>(), &clock)
+        .replay_cache(&seen)
+        .build()
+        .unwrap();
+    let mut rng = SeqRng::new(1);
+    let (a, b) = (first(&mrtr, &mut rng), first(&mrtr, &mut rng));
+    assert!(resume(&mrtr, &a, &call(), &ARGS).is_ok());
+    assert_eq!(rejected(&mrtr, &a, &call(), &ARGS), Reason::Replayed);
+    clock.advance(1_000);
+    assert_eq!(rejected(&mrtr, &a, &call(), &ARGS), Reason::Replayed);
+    assert!(
+        resume(&mrtr, &b, &call(), &ARGS).is_ok(),
+        "other tokens are unaffected"
+    );
+    assert_eq!(seen.len(), 2);
+}
+
+fn a_full_set_of_live_entries_fails_closed<C: Cipher>() {
+    let clock = ManualClock::new(NOW);
+    let seen = SharedReplaySet::<2>::new();
+    // Two engines share the set: short-lived tokens fill it, a long-lived one finds it full.
+    let short = Mrtr::builder(ring::<C>(), &clock)
+        .ttl_ms(1_000)
+        .replay_cache(&seen)
+        .build()
+        .unwrap();
+    let long = Mrtr::builder(ring::<C>(), &clock)
+        .replay_cache(&seen)
+        .build()
+        .unwrap();
+    let mut rng = SeqRng::new(2);
+    let (s1, s2) = (first(&short, &mut rng), first(&short, &mut rng));
+    let l = first(&long, &mut rng);
+    assert!(resume(&short, &s1, &call(), &ARGS).is_ok());
+    assert!(resume(&short, &s2, &call(), &ARGS).is_ok());
+    assert_eq!(rejected(&long, &l, &call(), &ARGS), Reason::ReplayStoreFull);
+    assert_eq!(rejected(&long, &l, &call(), &ARGS), Reason::ReplayStoreFull);
+    // Full means refused, not forgotten: the recorded tokens are still refused.
+    assert_eq!(rejected(&short, &s1, &call(), &ARGS), Reason::Replayed);
+
+    // 1 ms before the short tokens expire the set is still full; at their expiry they are
+    // evicted and the refused token, which was not burned, goes through.
+    clock.advance(999);
+    assert_eq!(rejected(&long, &l, &call(), &ARGS), Reason::ReplayStoreFull);
+    clock.advance(1);
+    assert_eq!(rejected(&short, &s1, &call(), &ARGS), Reason::Expired);
+    assert!(resume(&long, &l, &call(), &ARGS).is_ok());
+    assert_eq!(seen.len(), 1);
+}
+
+fn the_set_records_until_expiry_and_evicts_after<C: Cipher>() {
+    let seen = SharedReplaySet::<1>::new();
+    let id: TokenId = [7; 16];
+    assert_eq!(seen.check_and_record(&id, 2_000, 1_000), Ok(()));
+    assert_eq!(
+        seen.check_and_record(&id, 2_000, 1_999),
+        Err(ReplayError::Replayed)
+    );
+    assert_eq!(
+        seen.check_and_record(&[8; 16], 3_000, 1_999),
+        Err(ReplayError::Full)
+    );
+    assert_eq!(
+        seen.check_and_record(&[8; 16], 3_000, 2_000),
+        Ok(()),
+        "evicted at expiry"
+    );
+    assert_eq!(seen.len(), 1);
+    // Comparison covers every byte of the id.
+    let mut near = [8; 16];
+    near[15] = 9;
+    assert_eq!(
+        seen.check_and_record(&near, 4_000, 2_500),
+        Err(ReplayError::Full)
+    );
+    let _ = C::ALGORITHM;
+}
+
+/// A store that cannot be reached.
+struct Down;
+
+impl ReplayCache for Down {
+    fn check_and_record(&self, _: &TokenId, _: u64, _: u64) -> Result<(), ReplayError> {
+        Err(ReplayError::Unavailable)
+    }
+}
+
+fn an_unavailable_store_fails_closed<C: Cipher>() {
+    let clock = ManualClock::new(NOW);
+    let mrtr = Mrtr::builder(ring::<C>(), &clock)
+        .replay_cache(Down)
+        .build()
+        .unwrap();
+    let token = first(&mrtr, &mut SeqRng::new(3));
+    assert_eq!(
+        rejected(&mrtr, &token, &call(), &ARGS),
+        Reason::ReplayStoreUnavailable
+    );
+}
+
+fn verify_skips_the_cache_for_callers_with_their_own<C: Cipher>() {
+    let clock = ManualClock::new(NOW);
+    let seen = SharedReplaySet::<4>::new();
+    let mrtr = Mrtr::builder(ring::<C>(), &clock)
+        .replay_cache(&seen)
+        .build()
+        .unwrap();
+    let token = first(&mrtr, &mut SeqRng::new(4));
+    let mut buf = Buf::new();
+    let (id, exp) = {
+        let v = mrtr.verify(&token, &call(), &ARGS, &mut buf).unwrap();
+        (v.token_id(), v.expires_at_ms())
+    };
+    assert!(mrtr.verify(&token, &call(), &ARGS, &mut buf).is_ok());
+    assert!(seen.is_empty());
+    // The caller's own store, mapped with replay_rejection.
+    let own = SharedReplaySet::<4>::new();
+    assert_eq!(own.check_and_record(&id, exp, NOW), Ok(()));
+    let err = own.check_and_record(&id, exp, NOW).unwrap_err();
+    assert_eq!(mrtr.replay_rejection(err).reason(), Reason::Replayed);
+    assert_eq!(
+        mrtr.replay_rejection(ReplayError::Full).reason(),
+        Reason::ReplayStoreFull
+    );
+    assert_eq!(
+        mrtr.replay_rejection(ReplayError::Unavailable).reason(),
+        Reason::ReplayStoreUnavailable
+    );
+    // verify still runs every other check.
+    assert_eq!(
+        mrtr.verify(&token, &call(), &OTHER_ARGS, &mut buf)
+            .unwrap_err()
+            .reason(),
+        Reason::ArgumentsMismatch
+    );
+}
+
+mrtr_tests::per_backend!(
+    a_token_resumes_once,
+    a_full_set_of_live_entries_fails_closed,
+    the_set_records_until_expiry_and_evicts_after,
+    an_unavailable_store_fails_closed,
+    verify_skips_the_cache_for_callers_with_their_own,
+);
