@@ -17,7 +17,7 @@ pub use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 /// Turns generic test functions `fn name<C: Cipher>()` into one `#[test]` per backend:
 /// `aes_256_gcm::name`, `chacha20_poly1305::name` and `xchacha20_poly1305::name`.
 ///
-/// ```ignore
+/// ```text
 /// fn round_trip<C: mrtr_core::cipher::Cipher>() { /* ... */ }
 /// mrtr_tests::per_backend!(round_trip);
 /// ```
