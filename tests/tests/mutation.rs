@@ -213,7 +213,7 @@ fn non_canonical_text_is_rejected<C: Cipher>() {
             }
         }
         // Non-zero unused bits in the last character.
-        if bytes % 3 != 0 {
+        if !bytes.is_multiple_of(3) {
             let last = token.chars().last().unwrap();
             let v = ALPHABET.find(last).unwrap();
             let unused = if bytes % 3 == 1 { 0x0f } else { 0x03 };

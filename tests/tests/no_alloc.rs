@@ -116,6 +116,9 @@ fn pause_and_resume_do_not_allocate<C: Cipher>() {
     assert_eq!(again.map(Round::get), Ok(2));
 }
 
+/// One provoked rejection: resumes into the buffer and returns the reason.
+type Case<'a> = &'a dyn Fn(&mut Buf) -> Option<Reason>;
+
 /// The reason of a rejected resume, `None` if it was accepted.
 fn r<T>(result: Result<T, mrtr_core::Rejection>) -> Option<Reason> {
     result.err().map(|e| e.reason())
@@ -151,7 +154,7 @@ fn every_rejection_is_allocation_free<C: Cipher>() {
         assert_no_alloc(what, || m(&mut buf)).expect("rejected")
     };
 
-    let cases: [(Reason, &dyn Fn(&mut Buf) -> Option<Reason>); 11] = [
+    let cases: [(Reason, Case<'_>); 11] = [
         (Reason::TooLong, &|b| {
             r(mrtr.resume(&over, &call(), &ARGS, b))
         }),

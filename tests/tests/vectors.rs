@@ -90,6 +90,20 @@ fn who(issuer: &str, subject: &str) -> Option<Who> {
     })
 }
 
+/// name, key id, now, ttl, round, method, version, target, principal, continuation.
+type Row<'a> = (
+    &'a str,
+    &'a str,
+    u64,
+    u64,
+    u32,
+    &'a str,
+    &'a str,
+    &'a str,
+    Option<Who>,
+    &'a [u8],
+);
+
 /// The specified vectors for an algorithm with `nonce_len`-byte nonces; `aad_hex` and `token`
 /// are left empty for [`generate`] to fill.
 fn specification(nonce_len: usize) -> Vec<Vector> {
@@ -99,7 +113,7 @@ fn specification(nonce_len: usize) -> Vec<Vector> {
     );
     let all_bytes: Vec<u8> = (0..=255).collect();
     #[rustfmt::skip]
-    let rows: [(&str, &str, u64, u64, u32, &str, &str, &str, Option<Who>, &[u8]); 7] = [
+    let rows: [Row<'_>; 7] = [
         ("anonymous-tools-call", "k1", 1_795_996_800_000, 300_000, 1,
             "tools/call", "2026-07-28", "book_table", None, b"step=date"),
         ("authenticated-prompts-get", "2026-11", 1_795_996_812_345, 300_000, 1,

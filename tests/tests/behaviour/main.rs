@@ -11,4 +11,5 @@ mod replay;
 mod rounds;
 mod roundtrip;
 mod seal;
+mod state;
 mod wire;
