@@ -1,0 +1,69 @@
+//! `ReplaySet<N>` and `SharedReplaySet<N>` against a plain model: expired entries go, a live
+//! entry is never forgotten, a live duplicate is never accepted, and a set full of live
+//! entries answers `Full`. Time may jump backwards (wall clocks do).
+#![no_main]
+
+use arbitrary::Arbitrary;
+use libfuzzer_sys::fuzz_target;
+use mrtr_core::TokenId;
+use mrtr_core::replay::{ReplayCache, ReplayError, ReplaySet, SharedReplaySet};
+
+const CAP: usize = 4;
+
+#[derive(Arbitrary, Debug)]
+struct Op {
+    /// Index into a small palette of ids, so duplicates are common.
+    id: u8,
+    /// Last byte of the id, for ids that differ only at the end.
+    tweak: bool,
+    /// Time step in ms (signed: clocks can step back).
+    step: i16,
+    /// Lifetime of the token from the current time, in ms (may be negative: already expired).
+    ttl: i16,
+}
+
+#[derive(Default)]
+struct Model {
+    live: Vec<(TokenId, u64)>,
+}
+
+impl Model {
+    fn check_and_record(&mut self, id: &TokenId, exp: u64, now: u64) -> Result<(), ReplayError> {
+        self.live.retain(|&(_, e)| e > now);
+        if self.live.iter().any(|(i, _)| i == id) {
+            return Err(ReplayError::Replayed);
+        }
+        if self.live.len() == CAP {
+            return Err(ReplayError::Full);
+        }
+        self.live.push((*id, exp));
+        Ok(())
+    }
+}
+
+fuzz_target!(|ops: Vec<Op>| {
+    let mut set = ReplaySet::<CAP>::new();
+    let shared = SharedReplaySet::<CAP>::new();
+    let mut model = Model::default();
+    let mut now: u64 = 1_000_000;
+    for op in ops {
+        now = now.saturating_add_signed(op.step as i64);
+        let exp = now.saturating_add_signed(op.ttl as i64);
+        let mut id = [op.id % 6; 16];
+        id[15] ^= op.tweak as u8;
+        let expected = model.check_and_record(&id, exp, now);
+        assert_eq!(
+            set.check_and_record(&id, exp, now),
+            expected,
+            "{op:?} at {now}"
+        );
+        assert_eq!(
+            shared.check_and_record(&id, exp, now),
+            expected,
+            "shared: {op:?}"
+        );
+        assert_eq!(set.len(), model.live.len());
+        assert_eq!(shared.len(), model.live.len());
+        assert!(set.len() <= CAP);
+    }
+});

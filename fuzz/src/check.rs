@@ -1,0 +1,80 @@
+//! Runs a resume the way a server would, and asserts what must hold for every input.
+
+use mrtr_core::error::{INVALID_PARAMS, REJECTION_MESSAGE, UNIFORM_REASON};
+use mrtr_core::replay::SharedReplaySet;
+use mrtr_core::{ErrorDetail, Reason, Rejection, Resumed};
+
+use crate::fixture::{self, ARGS, MAX_ROUNDS, NOW_MS};
+use crate::format::State;
+
+/// What a resume returned, reduced to comparable values.
+pub type Outcome = Result<State, Reason>;
+
+fn opened(r: &Resumed<'_>) -> State {
+    State {
+        round: r.round(),
+        issued_at: r.issued_at_ms(),
+        expires_at: r.expires_at_ms(),
+        token_id: r.token_id(),
+        args: ARGS,
+        method: r.method().to_owned(),
+        continuation: r.continuation().to_vec(),
+    }
+}
+
+fn rejected(e: Rejection, detail: ErrorDetail) -> Reason {
+    let wire = e.wire();
+    assert_eq!(wire.code, INVALID_PARAMS);
+    assert_eq!(wire.message, REJECTION_MESSAGE);
+    match detail {
+        ErrorDetail::Uniform => assert_eq!(wire.reason, UNIFORM_REASON, "uniform mode leaks"),
+        ErrorDetail::Detailed => assert_eq!(wire.reason, e.reason().as_str()),
+    }
+    e.reason()
+}
+
+/// Resumes `text` in uniform and detailed mode and with a replay set, asserts they agree and
+/// that an accepted token satisfies every check, and returns the outcome.
+pub fn resume_text(text: &str) -> Outcome {
+    let binding = fixture::binding();
+    let mut outcomes = [ErrorDetail::Uniform, ErrorDetail::Detailed].map(|detail| {
+        let engine = fixture::engine(detail);
+        let mut buf = fixture::buf();
+        match engine.resume(text, &binding, &ARGS, &mut buf) {
+            Ok(r) => Ok(opened(&r)),
+            Err(e) => Err(rejected(e, detail)),
+        }
+    });
+    assert_eq!(outcomes[0], outcomes[1], "detail mode changed the outcome");
+    let outcome = core::mem::replace(&mut outcomes[0], Err(Reason::InvalidBinding));
+
+    if let Ok(state) = &outcome {
+        assert_eq!(state.method, binding.method());
+        assert!(state.expires_at > NOW_MS, "accepted an expired token");
+        assert!(
+            state.round >= 1 && state.round < MAX_ROUNDS,
+            "round cap bypassed"
+        );
+        assert!(state.issued_at <= state.expires_at);
+        assert!(state.continuation.len() <= fixture::MAX_CONTINUATION);
+    }
+
+    // Single use: an accepted token is accepted once, then refused as a replay.
+    let seen = SharedReplaySet::<4>::new();
+    let engine = fixture::engine_single_use(&seen);
+    let mut buf = fixture::buf();
+    let first = engine
+        .resume(text, &binding, &ARGS, &mut buf)
+        .map(|r| opened(&r));
+    assert_eq!(
+        first.as_ref().map_err(|e| e.reason()),
+        outcome.as_ref().map_err(|r| *r)
+    );
+    let mut buf = fixture::buf();
+    let again = engine.resume(text, &binding, &ARGS, &mut buf).map(|_| ());
+    match &outcome {
+        Ok(_) => assert_eq!(again.map_err(|e| e.reason()), Err(Reason::Replayed)),
+        Err(r) => assert_eq!(again.map_err(|e| e.reason()), Err(*r)),
+    }
+    outcome
+}

@@ -1,0 +1,91 @@
+//! The one configuration every target resumes against.
+
+use mrtr_aes_gcm::Aes256Gcm;
+use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
+use mrtr_core::replay::{NoReplayCache, SharedReplaySet};
+use mrtr_core::{Binding, ErrorDetail, ManualClock, Mrtr, Principal, TokenBuf, token_len_for};
+
+/// The fixed "now" of every resume, ms since the epoch.
+pub const NOW_MS: u64 = 1_780_000_000_000;
+/// The configured round cap (the library default).
+pub const MAX_ROUNDS: u32 = 10;
+/// The sealing key and its id.
+pub const CURRENT: (&str, [u8; 32]) = ("fz-1", [0x11; 32]);
+/// A rotated-out key that still opens.
+pub const PREVIOUS: (&str, [u8; 32]) = ("fz-0", [0x22; 32]);
+/// The argument digest of the bound call.
+pub const ARGS: [u8; 32] = [0x5a; 32];
+/// Longest continuation a token buffer here holds.
+pub const MAX_CONTINUATION: usize = 256;
+/// Token buffer size.
+pub const N: usize = token_len_for(MAX_CONTINUATION);
+
+/// The engine under test.
+pub type Engine<R = NoReplayCache> = Mrtr<Aes256Gcm, ManualClock, R, 2>;
+
+/// The call every token is bound to.
+pub fn binding() -> Binding<'static> {
+    let who = Principal::User {
+        issuer: "https://idp.example",
+        subject: "alice",
+    };
+    Binding::new("tools/call", "2026-07-28", "book_table", who).expect("valid binding")
+}
+
+fn key(k: (&str, [u8; 32])) -> Key<Aes256Gcm> {
+    Key::new(KeyId::new(k.0).expect("key id"), SecretKey::from_bytes(k.1))
+}
+
+/// A ring whose sealing key is `current`, with `previous` still opening.
+pub fn ring(current: (&str, [u8; 32]), previous: (&str, [u8; 32])) -> KeyRing<Aes256Gcm, 2> {
+    KeyRing::new(key(current))
+        .with_previous(key(previous))
+        .expect("distinct key ids")
+}
+
+/// The engine at [`NOW_MS`] with the default TTL and round cap.
+pub fn engine(detail: ErrorDetail) -> Engine {
+    Mrtr::builder(ring(CURRENT, PREVIOUS), ManualClock::new(NOW_MS))
+        .error_detail(detail)
+        .build()
+        .expect("valid config")
+}
+
+/// The same engine, single use through a replay set.
+pub fn engine_single_use(replay: &SharedReplaySet<4>) -> Engine<&SharedReplaySet<4>> {
+    Mrtr::builder(ring(CURRENT, PREVIOUS), ManualClock::new(NOW_MS))
+        .replay_cache(replay)
+        .build()
+        .expect("valid config")
+}
+
+/// A fresh token buffer.
+pub fn buf() -> TokenBuf<N> {
+    TokenBuf::new()
+}
+
+/// A deterministic stand-in for a CSPRNG (splitmix64): seeds and fuzz runs are reproducible.
+pub struct CountingRng(pub u64);
+
+impl rand_core::TryRng for CountingRng {
+    type Error = core::convert::Infallible;
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        Ok(self.try_next_u64()? as u32)
+    }
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        Ok(z ^ (z >> 31))
+    }
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+        for chunk in dst.chunks_mut(8) {
+            let v = self.try_next_u64()?.to_le_bytes();
+            chunk.copy_from_slice(&v[..chunk.len()]);
+        }
+        Ok(())
+    }
+}
+
+impl rand_core::TryCryptoRng for CountingRng {}

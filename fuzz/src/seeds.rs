@@ -1,0 +1,152 @@
+//! The seed corpus: real tokens for the fixture, named `<expected outcome>-<what>`, where the
+//! outcome is `ok` or a `Reason` name.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use mrtr_core::key::KeyRing;
+use mrtr_core::{DEFAULT_TTL_MS, ManualClock, Mrtr, Round};
+
+use crate::fixture::{self, ARGS, CountingRng, NOW_MS};
+use crate::format;
+
+/// A seed: target name, file name, contents.
+pub type Seed = (&'static str, String, Vec<u8>);
+
+struct Sealer {
+    engine: Mrtr<mrtr_aes_gcm::Aes256Gcm, ManualClock, mrtr_core::replay::NoReplayCache, 2>,
+    rng: CountingRng,
+}
+
+impl Sealer {
+    fn new(ring: KeyRing<mrtr_aes_gcm::Aes256Gcm, 2>, now: u64) -> Self {
+        let engine = Mrtr::builder(ring, ManualClock::new(now))
+            .build()
+            .expect("config");
+        Self {
+            engine,
+            rng: CountingRng(now),
+        }
+    }
+
+    fn seal(&mut self, round: Round, args: &[u8; 32], continuation: &[u8]) -> String {
+        let mut out = fixture::buf();
+        let sealed = self
+            .engine
+            .pause(
+                round,
+                &fixture::binding(),
+                args,
+                continuation,
+                &mut self.rng,
+                &mut out,
+            )
+            .expect("seal");
+        sealed.as_str().to_owned()
+    }
+
+    /// Seals round 1, then resumes and re-pauses until a token of `round` exists.
+    fn chain(&mut self, round: u32) -> String {
+        let mut token = self.seal(Round::FIRST, &ARGS, b"step=1");
+        let binding = fixture::binding();
+        let engine = Mrtr::builder(
+            fixture::ring(fixture::CURRENT, fixture::PREVIOUS),
+            ManualClock::new(self.engine.clock().now_ms()),
+        )
+        .max_rounds(u32::MAX)
+        .build()
+        .expect("config");
+        for _ in 1..round {
+            let mut buf = fixture::buf();
+            let next = engine
+                .resume(&token, &binding, &ARGS, &mut buf)
+                .expect("chain")
+                .next_round();
+            token = self.seal(next, &ARGS, b"step=n");
+        }
+        token
+    }
+}
+
+use mrtr_core::Clock as _;
+
+/// Named real tokens, as text.
+pub fn tokens() -> Vec<(String, String)> {
+    let issued = NOW_MS - 1_000;
+    let mut cur = Sealer::new(fixture::ring(fixture::CURRENT, fixture::PREVIOUS), issued);
+    let mut prev = Sealer::new(fixture::ring(fixture::PREVIOUS, fixture::CURRENT), issued);
+    let mut old = Sealer::new(
+        fixture::ring(fixture::CURRENT, fixture::PREVIOUS),
+        NOW_MS - DEFAULT_TTL_MS - 1,
+    );
+    let mut foreign = Sealer::new(
+        fixture::ring(("fz-9", [0x33; 32]), fixture::CURRENT),
+        issued,
+    );
+    let long: Vec<u8> = (0..fixture::MAX_CONTINUATION as u32)
+        .map(|i| i as u8)
+        .collect();
+
+    let mut tampered = URL_SAFE_NO_PAD
+        .decode(cur.seal(Round::FIRST, &ARGS, b"step=date"))
+        .expect("b64");
+    let last = tampered.len() - 20;
+    tampered[last] ^= 0x01;
+
+    vec![
+        ("ok-empty".into(), cur.seal(Round::FIRST, &ARGS, b"")),
+        (
+            "ok-step".into(),
+            cur.seal(Round::FIRST, &ARGS, b"step=date"),
+        ),
+        ("ok-long".into(), cur.seal(Round::FIRST, &ARGS, &long)),
+        ("ok-round9".into(), cur.chain(9)),
+        ("rounds_exceeded-round10".into(), cur.chain(10)),
+        (
+            "ok-previous-key".into(),
+            prev.seal(Round::FIRST, &ARGS, b"k=0"),
+        ),
+        ("expired-ttl".into(), old.seal(Round::FIRST, &ARGS, b"late")),
+        (
+            "arguments_mismatch-args".into(),
+            cur.seal(Round::FIRST, &[0xa5; 32], b"other"),
+        ),
+        (
+            "unknown_key-fz9".into(),
+            foreign.seal(Round::FIRST, &ARGS, b"x"),
+        ),
+        ("tampered-body".into(), URL_SAFE_NO_PAD.encode(tampered)),
+    ]
+}
+
+/// Every seed of every target.
+pub fn all() -> Vec<Seed> {
+    let mut seeds = Vec::new();
+    for (name, text) in tokens() {
+        let bytes = URL_SAFE_NO_PAD.decode(&text).expect("own token");
+        if let Some(plain) = format::open_token(&bytes) {
+            let select = u8::from(bytes[3..].starts_with(fixture::PREVIOUS.0.as_bytes()));
+            let mut seed = vec![select];
+            seed.extend_from_slice(&plain);
+            seeds.push(("sealed_state", name.clone(), seed));
+        }
+        seeds.push(("unseal_bytes", name.clone(), bytes));
+        if name.starts_with("ok-") {
+            seeds.push(("b64", name.clone(), text.clone().into_bytes()));
+        }
+        seeds.push(("unseal_text", name, text.into_bytes()));
+    }
+    for (name, text) in [
+        ("canonical", "Zm9vYmE"),
+        ("noncanonical", "Zh"),
+        ("bad-length", "Zm9vY"),
+    ] {
+        seeds.push(("b64", name.into(), text.as_bytes().to_vec()));
+    }
+    let mut rng = CountingRng(7);
+    for (target, len) in [("aad", 96), ("aad", 400), ("replay", 64), ("replay", 512)] {
+        let mut bytes = vec![0u8; len];
+        rand_core::TryRng::try_fill_bytes(&mut rng, &mut bytes).expect("infallible");
+        seeds.push((target, format!("random-{len}"), bytes));
+    }
+    seeds
+}

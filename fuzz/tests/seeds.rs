@@ -1,0 +1,82 @@
+//! The committed seed corpus is what `make_seeds` writes, and each token seed means what its
+//! name says: `ok-*` resumes, `<reason>-*` is rejected with that reason.
+
+use std::fs;
+use std::path::Path;
+
+use mrtr_core::Reason;
+use mrtr_fuzz::{check, expect, format, seeds};
+
+fn expected(name: &str) -> Result<(), Reason> {
+    let outcome = name.split('-').next().expect("prefix");
+    if outcome == "ok" {
+        return Ok(());
+    }
+    Err(*Reason::ALL
+        .iter()
+        .find(|r| r.as_str() == outcome)
+        .unwrap_or_else(|| panic!("seed {name} names no reason")))
+}
+
+#[test]
+fn committed_seeds_are_current() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds");
+    let seeds = seeds::all();
+    for (target, name, bytes) in &seeds {
+        let path = root.join(target).join(name);
+        let committed = fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(
+            &committed,
+            bytes,
+            "{} is stale: run `cargo run --example make_seeds`",
+            path.display()
+        );
+    }
+    for target in [
+        "unseal_text",
+        "unseal_bytes",
+        "sealed_state",
+        "b64",
+        "aad",
+        "replay",
+    ] {
+        let on_disk = fs::read_dir(root.join(target)).expect("seed dir").count();
+        let generated = seeds.iter().filter(|s| s.0 == target).count();
+        assert_eq!(on_disk, generated, "{target}: stray or missing seed files");
+        assert!(generated > 0, "{target} has no seeds");
+    }
+}
+
+#[test]
+fn token_seeds_resume_as_named() {
+    let tokens = seeds::tokens();
+    assert!(tokens.iter().filter(|t| t.0.starts_with("ok-")).count() >= 4);
+    for (name, text) in tokens {
+        let outcome = check::resume_text(&text).map(|_| ());
+        assert_eq!(outcome, expected(&name), "{name}");
+    }
+}
+
+#[test]
+fn state_seeds_follow_the_documented_format() {
+    let mut reached = 0;
+    for (target, name, bytes) in seeds::all() {
+        if target != "sealed_state" {
+            continue;
+        }
+        let plain = &bytes[1..];
+        let state = format::parse_state(plain).expect("real state parses");
+        assert_eq!(
+            format::encode_state(&state),
+            plain,
+            "{name}: encoder differs"
+        );
+        assert_eq!(
+            expect::after_aead(plain).map(|_| ()),
+            expected(&name),
+            "{name}"
+        );
+        reached += 1;
+    }
+    assert!(reached >= 6, "too few states past the tag: {reached}");
+}
