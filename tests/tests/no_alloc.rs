@@ -230,8 +230,34 @@ fn the_replay_set_does_not_allocate<C: Cipher>() {
     assert_no_alloc("wipe", || small.wipe());
 }
 
+fn failed_pauses_do_not_allocate<C: Cipher>() {
+    let clock = ManualClock::new(NOW);
+    let mrtr = engine::<C, _>(&clock);
+    let ring = KeyRing::<C, 4>::new(key("k1", 1)).with_seal_limit(0);
+    let exhausted = Mrtr::builder(ring, &clock).build().unwrap();
+    let b = call();
+    let big = [0u8; 400];
+    let mut out = Buf::new();
+    let mut failing = mrtr_tests::rng::ReplayRng::new(&[]);
+    let mut rng = SeqRng::new(3);
+    let errors = assert_no_alloc("failed pauses", || {
+        [
+            mrtr.pause(Round::FIRST, &b, &ARGS, &big, &mut rng, &mut out)
+                .err(),
+            mrtr.pause(Round::FIRST, &b, &ARGS, b"", &mut failing, &mut out)
+                .err(),
+            exhausted
+                .pause(Round::FIRST, &b, &ARGS, b"", &mut rng, &mut out)
+                .err(),
+        ]
+    });
+    use mrtr_core::SealError::*;
+    assert_eq!(errors, [Some(TooLarge), Some(Rng), Some(KeyExhausted)]);
+}
+
 mrtr_tests::per_backend!(
     pause_and_resume_do_not_allocate,
+    failed_pauses_do_not_allocate,
     every_rejection_is_allocation_free,
     the_replay_set_does_not_allocate,
 );
