@@ -157,3 +157,14 @@ pub fn header(token: &str) -> (u8, u8, Vec<u8>) {
 pub const fn token_bytes(key_id: usize, nonce: usize, method: usize, continuation: usize) -> usize {
     3 + key_id + nonce + 72 + method + continuation + 16
 }
+
+/// A clock fixed at one instant that, unlike [`mrtr_core::ManualClock`], can be shared
+/// between threads.
+#[derive(Clone, Copy, Debug)]
+pub struct FixedClock(pub u64);
+
+impl Clock for FixedClock {
+    fn now_ms(&self) -> u64 {
+        self.0
+    }
+}

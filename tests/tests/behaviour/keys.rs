@@ -178,7 +178,39 @@ fn key_ids_and_rings_are_validated<C: Cipher>() {
     assert_eq!(ids, ["k1", "k2"]);
 }
 
+fn the_seal_limit_holds_across_threads<C: Cipher + Sync>() {
+    let ring = KeyRing::<C, 4>::new(key("k1", 1)).with_seal_limit(100);
+    let mrtr = Mrtr::builder(ring, FixedClock(NOW)).build().unwrap();
+    let sealed: usize = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..4u64)
+            .map(|t| {
+                let mrtr = &mrtr;
+                s.spawn(move || {
+                    let mut rng = SeqRng::new(t);
+                    let mut out = Buf::new();
+                    (0..50)
+                        .filter(|_| {
+                            match mrtr.pause(Round::FIRST, &call(), &ARGS, b"", &mut rng, &mut out)
+                            {
+                                Ok(_) => true,
+                                Err(e) => {
+                                    assert_eq!(e, SealError::KeyExhausted);
+                                    false
+                                }
+                            }
+                        })
+                        .count()
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).sum()
+    });
+    assert_eq!(sealed, 100);
+    assert_eq!(mrtr.keys().current().seals_used(), 100);
+}
+
 mrtr_tests::per_backend!(
+    the_seal_limit_holds_across_threads,
     an_unknown_key_id_is_rejected,
     the_same_key_id_with_another_secret_is_rejected,
     rotation_keeps_old_tokens_open,

@@ -147,7 +147,48 @@ fn verify_skips_the_cache_for_callers_with_their_own<C: Cipher>() {
     );
 }
 
+fn concurrent_resumes_of_one_token_succeed_once<C: Cipher + Sync>() {
+    const THREADS: usize = 8;
+    let seen = SharedReplaySet::<64>::new();
+    let mrtr = Mrtr::builder(ring::<C>(), FixedClock(NOW))
+        .replay_cache(&seen)
+        .build()
+        .unwrap();
+    let mut rng = SeqRng::new(5);
+    let shared = first(&mrtr, &mut rng);
+    let own: Vec<String> = (0..THREADS).map(|_| first(&mrtr, &mut rng)).collect();
+    let start = std::sync::Barrier::new(THREADS);
+    let results: Vec<(Result<u32, Reason>, bool)> = std::thread::scope(|s| {
+        let workers: Vec<_> = own
+            .iter()
+            .map(|mine| {
+                let (mrtr, start, shared) = (&mrtr, &start, &shared);
+                s.spawn(move || {
+                    start.wait();
+                    let race = resume(mrtr, shared, &call(), &ARGS);
+                    let alone = resume(mrtr, mine, &call(), &ARGS).is_ok();
+                    (race.map(|o| o.round).map_err(|r| r.reason()), alone)
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let winners = results.iter().filter(|(r, _)| r.is_ok()).count();
+    assert_eq!(winners, 1, "{results:?}");
+    assert!(
+        results
+            .iter()
+            .all(|(r, _)| r.is_ok() || *r == Err(Reason::Replayed))
+    );
+    assert!(
+        results.iter().all(|(_, alone)| *alone),
+        "distinct tokens never collide"
+    );
+    assert_eq!(seen.len(), THREADS + 1);
+}
+
 mrtr_tests::per_backend!(
+    concurrent_resumes_of_one_token_succeed_once,
     a_token_resumes_once,
     a_full_set_of_live_entries_fails_closed,
     the_set_records_until_expiry_and_evicts_after,
