@@ -42,6 +42,31 @@ pub fn ring<C: Cipher>() -> KeyRing<C, 4> {
 }
 
 /// An engine with the default configuration and [`ring`].
+///
+/// A built configuration cannot change: `Mrtr` has getters only. This compiles:
+///
+/// ```
+/// use mrtr_core::ManualClock;
+/// let clock = ManualClock::new(0);
+/// let mrtr = mrtr_tests::fixture::engine::<mrtr_tests::Aes256Gcm, _>(&clock);
+/// assert_eq!((mrtr.ttl_ms(), mrtr.max_rounds()), (300_000, 10));
+/// ```
+///
+/// and neither of these does (no setter, private fields):
+///
+/// ```compile_fail,E0061
+/// # use mrtr_core::ManualClock;
+/// # let clock = ManualClock::new(0);
+/// let mrtr = mrtr_tests::fixture::engine::<mrtr_tests::Aes256Gcm, _>(&clock);
+/// let _ = mrtr.max_rounds(100);
+/// ```
+///
+/// ```compile_fail,E0616
+/// # use mrtr_core::ManualClock;
+/// # let clock = ManualClock::new(0);
+/// let mut mrtr = mrtr_tests::fixture::engine::<mrtr_tests::Aes256Gcm, _>(&clock);
+/// mrtr.ttl_ms = 1;
+/// ```
 pub fn engine<C: Cipher, Clk: Clock>(clock: Clk) -> Mrtr<C, Clk> {
     Mrtr::builder(ring(), clock)
         .build()
