@@ -276,13 +276,19 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
             out.wipe();
             return Err(SealError::Rng);
         }
-        state.write(body).ok_or(SealError::TooLarge)?;
-        let aad = Aad::build(header, binding).ok_or(SealError::TooLarge)?;
-        match key.cipher().seal_in_place(nonce, aad.as_bytes(), body) {
+        let sealed = match (state.write(body), Aad::build(header, binding)) {
+            (Some(()), Some(aad)) => key
+                .cipher()
+                .seal_in_place(nonce, aad.as_bytes(), body)
+                .map_err(|_| SealError::Crypto),
+            // Unreachable: lengths were checked above. Still never leave plaintext behind.
+            _ => Err(SealError::TooLarge),
+        };
+        match sealed {
             Ok(tag) => tag_out.copy_from_slice(&tag),
-            Err(_) => {
+            Err(e) => {
                 out.wipe();
-                return Err(SealError::Crypto);
+                return Err(e);
             }
         }
         let text_len = b64::encode_in_place(&mut out.bytes, total).ok_or(SealError::TooLarge)?;

@@ -79,6 +79,12 @@ impl<const N: usize> TokenBuf<N> {
     pub fn wipe(&mut self) {
         self.bytes.zeroize();
     }
+
+    /// Whether every byte is zero: true after a failed resume, which wipes the buffer, and
+    /// after [`TokenBuf::wipe`]. Lets tests and audits observe the wipe.
+    pub fn is_wiped(&self) -> bool {
+        self.bytes.iter().fold(0u8, |acc, b| acc | b) == 0
+    }
 }
 
 impl<const N: usize> Default for TokenBuf<N> {

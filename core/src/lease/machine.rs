@@ -103,8 +103,8 @@ impl Lease {
             return Some(end);
         }
         self.in_flight = None;
-        if now >= check.deadline_ms {
-            // Too late to count, whatever it says.
+        if now >= check.deadline_ms && matches!(result, CheckResult::Allowed { .. }) {
+            // A grant that arrives too late does not count.
             return self.failed(now, check, Failure::TimedOut(TimeoutPhase::Unknown));
         }
         match result {

@@ -113,6 +113,20 @@ fn result_at_the_deadline_counts_as_timeout() {
 }
 
 #[test]
+fn late_failure_keeps_its_own_reason() {
+    let (mut lease, first) = new_lease(Era::Listen, 0);
+    let queued = CheckResult::Failed(Failure::TimedOut(TimeoutPhase::Queued));
+    let action = lease.on_check_result(first.deadline_ms, first.id, queued);
+    assert_eq!(
+        action,
+        Some(Action::Reject {
+            reason: EndReason::CheckFailed(Failure::TimedOut(TimeoutPhase::Queued)),
+            cancel: None
+        })
+    );
+}
+
+#[test]
 fn initial_allowed_acknowledges_and_delivers() {
     let (mut lease, first) = new_lease(Era::Listen, 0);
     let action = lease.on_check_result(20, first.id, allow(30_000));
