@@ -1,0 +1,90 @@
+//! Counters a registry keeps: checks by kind and outcome, and terminations by reason.
+
+use mrtr_core::lease::{CheckKind, EndReason, Failure, TimeoutPhase};
+
+/// A snapshot of a registry's counters. All are totals since the registry was created,
+/// except `active`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Subscriptions currently held (pending or established).
+    pub active: u64,
+    /// Initial checks started.
+    pub initial_checks: u64,
+    /// Renewal checks started (2025-era retries included).
+    pub renewal_checks: u64,
+    /// Reconciliation checks started.
+    pub reconciliation_checks: u64,
+    /// Checks answered "allowed" and applied.
+    pub allowed: u64,
+    /// Checks answered "denied".
+    pub denied: u64,
+    /// Checks whose authorizer returned an error.
+    pub errors: u64,
+    /// Checks whose authorizer panicked.
+    pub panics: u64,
+    /// Checks that timed out waiting for a worker.
+    pub timed_out_queued: u64,
+    /// Checks that timed out in the authorizer.
+    pub timed_out_running: u64,
+    /// Checks refused because the executor queue was full.
+    pub overloaded: u64,
+    /// Results discarded as stale (superseded, cancelled or for a closed subscription).
+    pub stale_results: u64,
+    /// Workers given up on (stuck past a deadline) and replaced by a spare.
+    pub abandoned_workers: u64,
+    /// Subscriptions acknowledged.
+    pub acknowledged: u64,
+    /// Subscriptions rejected by their initial check.
+    pub rejected: u64,
+    /// Ended (listen) or retired (2025 era): explicit denial.
+    pub ended_denied: u64,
+    /// Ended or retired: the lease ran out.
+    pub ended_expired: u64,
+    /// Ended or retired: the subscription lifetime was reached.
+    pub ended_lifetime: u64,
+    /// Ended: a renewal check failed.
+    pub ended_check_failed: u64,
+    /// Ended: a reconciliation check failed.
+    pub ended_reconciliation_failed: u64,
+    /// Retired: the 2025-era retry budget ran out.
+    pub ended_retries_exhausted: u64,
+    /// Closed by the client or server.
+    pub closed: u64,
+    /// 2025-era sessions retired.
+    pub sessions_retired: u64,
+}
+
+impl Counters {
+    pub(crate) fn check_started(&mut self, kind: CheckKind) {
+        let c = match kind {
+            CheckKind::Initial => &mut self.initial_checks,
+            CheckKind::Renewal => &mut self.renewal_checks,
+            CheckKind::Reconciliation => &mut self.reconciliation_checks,
+        };
+        *c += 1;
+    }
+
+    pub(crate) fn failure(&mut self, f: Failure) {
+        match f {
+            Failure::Error => self.errors += 1,
+            Failure::Panicked => self.panics += 1,
+            Failure::TimedOut(TimeoutPhase::Queued) => self.timed_out_queued += 1,
+            Failure::TimedOut(_) => self.timed_out_running += 1,
+            Failure::Overloaded => self.overloaded += 1,
+            Failure::Missing | Failure::ExpiredGrant => {}
+        }
+    }
+
+    pub(crate) fn ended(&mut self, reason: EndReason) {
+        let c = match reason {
+            EndReason::Denied => &mut self.ended_denied,
+            EndReason::Expired => &mut self.ended_expired,
+            EndReason::LifetimeEnded => &mut self.ended_lifetime,
+            EndReason::CheckFailed(_) => &mut self.ended_check_failed,
+            EndReason::ReconciliationFailed(_) => &mut self.ended_reconciliation_failed,
+            EndReason::RetriesExhausted(_) => &mut self.ended_retries_exhausted,
+            EndReason::Closed => &mut self.closed,
+        };
+        *c += 1;
+    }
+}
