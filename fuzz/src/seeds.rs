@@ -143,7 +143,14 @@ pub fn all() -> Vec<Seed> {
         seeds.push(("b64", name.into(), text.as_bytes().to_vec()));
     }
     let mut rng = CountingRng(7);
-    for (target, len) in [("aad", 96), ("aad", 400), ("replay", 64), ("replay", 512)] {
+    for (target, len) in [
+        ("aad", 96),
+        ("aad", 400),
+        ("replay", 64),
+        ("replay", 512),
+        ("lease", 64),
+        ("lease", 700),
+    ] {
         let mut bytes = vec![0u8; len];
         rand_core::TryRng::try_fill_bytes(&mut rng, &mut bytes).expect("infallible");
         seeds.push((target, format!("random-{len}"), bytes));
