@@ -302,6 +302,8 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
     }
 
     /// Runs every resume check, including the replay cache, and returns the opened state.
+    ///
+    /// On any rejection the buffer is wiped before returning.
     pub fn resume<'b, const N: usize>(
         &self,
         token: &str,
@@ -310,21 +312,26 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
         buf: &'b mut TokenBuf<N>,
     ) -> Result<Resumed<'b>, Rejection> {
         let now = self.clock.now_ms();
-        let resumed = self.verify_at(token, binding, args, buf, now)?;
-        match self
-            .replay
-            .check_and_record(&resumed.token_id(), resumed.expires_at_ms(), now)
-        {
-            Ok(()) => Ok(resumed),
-            Err(e) => Err(self.replay_rejection(e)),
+        let range = self.checked(token, binding, args, buf, now)?;
+        let replay = match StateView::new_checked(&buf.bytes[range.clone()]) {
+            Some(v) => self
+                .replay
+                .check_and_record(&v.token_id(), v.expires_at_ms(), now),
+            None => Err(ReplayError::Unavailable), // unreachable: checked just above
+        };
+        if let Err(e) = replay {
+            buf.wipe();
+            return Err(self.replay_rejection(e));
         }
+        self.opened(buf, range)
     }
 
     /// Runs every resume check except the replay cache.
     ///
     /// For callers whose replay store is asynchronous: verify, then check-and-record
     /// [`Resumed::token_id`] until [`Resumed::expires_at_ms`] themselves, mapping a refusal
-    /// with [`Mrtr::replay_rejection`].
+    /// with [`Mrtr::replay_rejection`] (and wiping the buffer). On any rejection here the
+    /// buffer is wiped before returning.
     pub fn verify<'b, const N: usize>(
         &self,
         token: &str,
@@ -332,42 +339,38 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
         args: &ArgsDigest,
         buf: &'b mut TokenBuf<N>,
     ) -> Result<Resumed<'b>, Rejection> {
-        self.verify_at(token, binding, args, buf, self.clock.now_ms())
+        let range = self.checked(token, binding, args, buf, self.clock.now_ms())?;
+        self.opened(buf, range)
     }
 
-    fn verify_at<'b, const N: usize>(
+    /// Steps 1–5; wipes the buffer on failure. Returns the state's range in `buf`.
+    fn checked<const N: usize>(
         &self,
         token: &str,
         binding: &Binding<'_>,
         args: &ArgsDigest,
-        buf: &'b mut TokenBuf<N>,
+        buf: &mut TokenBuf<N>,
         now: u64,
+    ) -> Result<core::ops::Range<usize>, Rejection> {
+        let result = self.open(token, binding, buf).and_then(|range| {
+            let view = StateView::new_checked(&buf.bytes[range.clone()]).ok_or(Reason::BadState)?;
+            self.check_state(&view, binding, args, now).map(|()| range)
+        });
+        result.map_err(|reason| {
+            buf.wipe();
+            self.reject(reason)
+        })
+    }
+
+    fn opened<'b, const N: usize>(
+        &self,
+        buf: &'b TokenBuf<N>,
+        range: core::ops::Range<usize>,
     ) -> Result<Resumed<'b>, Rejection> {
-        // Every failure path below wipes the buffer before returning.
-        match self.open(token, binding, buf) {
-            Ok(range) => {
-                let checked = {
-                    let view = StateView::new_checked(&buf.bytes[range.clone()]);
-                    match view {
-                        None => Err(Reason::BadState),
-                        Some(v) => self.check_state(&v, binding, args, now),
-                    }
-                };
-                match checked {
-                    Ok(()) => match StateView::new_checked(&buf.bytes[range]) {
-                        Some(state) => Ok(Resumed { state }),
-                        None => Err(self.reject(Reason::BadState)),
-                    },
-                    Err(reason) => {
-                        buf.wipe();
-                        Err(self.reject(reason))
-                    }
-                }
-            }
-            Err(reason) => {
-                buf.wipe();
-                Err(self.reject(reason))
-            }
+        match StateView::new_checked(&buf.bytes[range]) {
+            Some(state) => Ok(Resumed { state }),
+            // Unreachable: the same bytes passed the same check in `checked`.
+            None => Err(self.reject(Reason::BadState)),
         }
     }
 

@@ -13,3 +13,4 @@ mod roundtrip;
 mod seal;
 mod state;
 mod wire;
+mod wipe;
