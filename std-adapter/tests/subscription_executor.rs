@@ -81,11 +81,11 @@ fn blocking_on(
 ) -> impl Authorizer + 'static {
     let started = Mutex::new(started);
     move |ctx: &AuthorizationContext, _: &InvocationFeatures| {
-        if let mrtr_std::subscription::Target::Listen(RequestId::Number(id)) = ctx.target() {
-            if ids.contains(id) {
-                let _ = started.lock().unwrap().send(*id);
-                gate.wait();
-            }
+        if let mrtr_std::subscription::Target::Listen(RequestId::Number(id)) = ctx.target()
+            && ids.contains(id)
+        {
+            let _ = started.lock().unwrap().send(*id);
+            gate.wait();
         }
         Ok(Authorization::Allowed(Grant::for_duration(
             ctx,

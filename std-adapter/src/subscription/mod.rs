@@ -56,6 +56,7 @@
 
 mod authorizer;
 mod counters;
+mod dispatch;
 mod events;
 mod executor;
 mod registry;
