@@ -1,0 +1,462 @@
+//! RFC 8785 JSON Canonicalization Scheme (JCS), and the argument digest built on it.
+//!
+//! The canonical form of a JSON value is its shortest, unambiguous serialization:
+//!
+//! * no whitespace;
+//! * object members sorted by their names compared as UTF-16 code units;
+//! * strings with only `"` `\` and control characters escaped (`\b \t \n \f \r`, otherwise
+//!   `\u00xx` in lowercase hex), everything else as literal UTF-8;
+//! * numbers as IEEE 754 doubles printed the way ECMAScript's `Number.prototype.toString`
+//!   prints them (`1e+30`, `0.002`, `4.5`, `-0` as `0`).
+//!
+//! Nesting deeper than [`MAX_DEPTH`] arrays and objects, and numbers that are not finite
+//! doubles, cannot be canonicalized and give a [`JcsError`].
+//!
+//! ```
+//! use mrtr_std::jcs::to_canonical_string;
+//! use serde_json::json;
+//!
+//! let v = json!({"b": [1.0, 2.50, 1e21], "a": "€\n"});
+//! assert_eq!(to_canonical_string(&v)?, r#"{"a":"€\n","b":[1,2.5,1e+21]}"#);
+//! # Ok::<(), mrtr_std::jcs::JcsError>(())
+//! ```
+
+use std::fmt;
+
+use serde_json::{Map, Number, Value};
+use sha2::{Digest, Sha256};
+
+use mrtr_core::ArgsDigest;
+
+/// Deepest nesting of arrays and objects that is canonicalized (the top-level container is
+/// depth 1). Deeper values are refused rather than risk the stack.
+pub const MAX_DEPTH: usize = 64;
+
+/// Why a value cannot be canonicalized.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JcsError {
+    /// Arrays and objects are nested deeper than [`MAX_DEPTH`].
+    TooDeep,
+    /// A number is not a finite IEEE 754 double (possible only with arbitrary-precision
+    /// numbers, such as `1e400`).
+    NonFiniteNumber,
+}
+
+impl fmt::Display for JcsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TooDeep => write!(
+                f,
+                "arguments are nested deeper than {MAX_DEPTH} arrays/objects"
+            ),
+            Self::NonFiniteNumber => {
+                f.write_str("arguments hold a number outside the range of a double")
+            }
+        }
+    }
+}
+
+impl std::error::Error for JcsError {}
+
+/// The RFC 8785 canonical form of `value`.
+pub fn to_canonical_string(value: &Value) -> Result<String, JcsError> {
+    let mut out = Vec::new();
+    write_value(&mut out, value, 0)?;
+    // Only UTF-8 strings and ASCII are ever written.
+    Ok(String::from_utf8(out).unwrap_or_default())
+}
+
+/// SHA-256 of the canonical form of `value`, computed without building the string.
+pub fn digest(value: &Value) -> Result<[u8; 32], JcsError> {
+    let mut hasher = Sha256::new();
+    write_value(&mut hasher, value, 0)?;
+    Ok(hasher.finalize().into())
+}
+
+/// The argument digest of a call: SHA-256 of the canonical JSON of its `arguments`, where
+/// absent, `null` and `{}` all count as `{}` (they mean "no arguments" alike).
+///
+/// ```
+/// use mrtr_std::jcs::args_digest;
+/// use serde_json::json;
+///
+/// assert_eq!(args_digest(None)?, args_digest(Some(&json!(null)))?);
+/// assert_eq!(args_digest(None)?, args_digest(Some(&json!({})))?);
+/// assert_ne!(args_digest(Some(&json!({"n": 1})))?, args_digest(Some(&json!({"n": "1"})))?);
+/// # Ok::<(), mrtr_std::jcs::JcsError>(())
+/// ```
+pub fn args_digest(arguments: Option<&Value>) -> Result<ArgsDigest, JcsError> {
+    match arguments {
+        None | Some(Value::Null) => digest(&Value::Object(Map::new())),
+        Some(v) => digest(v),
+    }
+}
+
+/// Where canonical bytes go: a buffer or a running hash.
+trait Sink {
+    fn put(&mut self, bytes: &[u8]);
+}
+
+impl Sink for Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
+
+impl Sink for Sha256 {
+    fn put(&mut self, bytes: &[u8]) {
+        self.update(bytes);
+    }
+}
+
+fn write_value<S: Sink>(out: &mut S, value: &Value, depth: usize) -> Result<(), JcsError> {
+    match value {
+        Value::Null => out.put(b"null"),
+        Value::Bool(true) => out.put(b"true"),
+        Value::Bool(false) => out.put(b"false"),
+        Value::Number(n) => write_number(out, n)?,
+        Value::String(s) => write_string(out, s),
+        Value::Array(items) => {
+            if depth >= MAX_DEPTH {
+                return Err(JcsError::TooDeep);
+            }
+            out.put(b"[");
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.put(b",");
+                }
+                write_value(out, item, depth + 1)?;
+            }
+            out.put(b"]");
+        }
+        Value::Object(members) => {
+            if depth >= MAX_DEPTH {
+                return Err(JcsError::TooDeep);
+            }
+            let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
+            sorted.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+            out.put(b"{");
+            for (i, (name, member)) in sorted.into_iter().enumerate() {
+                if i > 0 {
+                    out.put(b",");
+                }
+                write_string(out, name);
+                out.put(b":");
+                write_value(out, member, depth + 1)?;
+            }
+            out.put(b"}");
+        }
+    }
+    Ok(())
+}
+
+fn write_string<S: Sink>(out: &mut S, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.put(b"\"");
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            0x08 => b"\\b",
+            b'\t' => b"\\t",
+            b'\n' => b"\\n",
+            0x0c => b"\\f",
+            b'\r' => b"\\r",
+            0x00..=0x1f => &[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[(b >> 4) as usize],
+                HEX[(b & 0xf) as usize],
+            ],
+            _ => continue,
+        };
+        out.put(&bytes[start..i]);
+        out.put(escape);
+        start = i + 1;
+    }
+    out.put(&bytes[start..]);
+    out.put(b"\"");
+}
+
+fn write_number<S: Sink>(out: &mut S, n: &Number) -> Result<(), JcsError> {
+    let x = n
+        .as_f64()
+        .filter(|x| x.is_finite())
+        .ok_or(JcsError::NonFiniteNumber)?;
+    out.put(format_es(x).as_bytes());
+    Ok(())
+}
+
+/// ECMAScript `Number::toString(x)` for a finite double (ECMA-262, Number::toString).
+fn format_es(x: f64) -> String {
+    if x == 0.0 {
+        return "0".to_owned(); // also -0
+    }
+    let sign = if x < 0.0 { "-" } else { "" };
+    let (digits, n) = shortest_digits(x.abs());
+    let k = digits.len() as i32;
+    let body = if k <= n && n <= 21 {
+        format!("{digits}{}", "0".repeat((n - k) as usize))
+    } else if 0 < n && n <= 21 {
+        let (int, frac) = digits.split_at(n as usize);
+        format!("{int}.{frac}")
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", "0".repeat((-n) as usize))
+    } else {
+        let e = n - 1;
+        let esign = if e < 0 { '-' } else { '+' };
+        let (first, rest) = digits.split_at(1);
+        if rest.is_empty() {
+            format!("{first}e{esign}{}", e.abs())
+        } else {
+            format!("{first}.{rest}e{esign}{}", e.abs())
+        }
+    };
+    format!("{sign}{body}")
+}
+
+/// Splits Rust's `{:e}` output "d.ddde-7" into its digits (no trailing zeros) and `n` such
+/// that the value is `0.digits × 10^n`.
+fn split_sci(sci: &str) -> (String, i32) {
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
+    let mut digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    while digits.len() > 1 && digits.ends_with('0') {
+        digits.pop();
+    }
+    (digits, exp.parse::<i32>().unwrap_or(0) + 1)
+}
+
+/// The digits `s` and exponent `n` ECMAScript prints for a positive finite `x`: the fewest
+/// digits that read back as `x`; of two such, the closer to `x`; of two equally close, the
+/// one with an even last digit.
+fn shortest_digits(x: f64) -> (String, i32) {
+    // Rust's `{:e}` gives the fewest digits that read back as `x`, and the closer of two.
+    let (digits, n) = split_sci(&format!("{x:e}"));
+    // Two candidates are equally close only when `x` is exactly their midpoint: its exact
+    // decimal expansion is the shorter digits plus a final 5. (The cheap 41-digit check
+    // filters; the full expansion, at most 767 significant digits, confirms.)
+    let k = digits.len();
+    let (near, near_n) = split_sci(&format!("{x:.40e}"));
+    if near.len() != k + 1 || !near.ends_with('5') || near_n != n {
+        return (digits, n);
+    }
+    let (exact, _) = split_sci(&format!("{x:.800e}"));
+    if exact != near {
+        return (digits, n);
+    }
+    let lower = exact[..k].to_owned();
+    let Some(upper) = increment(&lower) else {
+        return (digits, n);
+    };
+    let reads_back = |d: &str| format!("0.{d}e{n}").parse::<f64>().ok() == Some(x);
+    let even = |d: &str| d.bytes().last().is_some_and(|b| (b - b'0') % 2 == 0);
+    let (lower_ok, upper_ok) = (reads_back(&lower), reads_back(&upper));
+    let mut pick = match (lower_ok, upper_ok) {
+        (true, true) if even(&lower) => lower,
+        (true, true) => upper,
+        _ => return (digits, n),
+    };
+    while pick.len() > 1 && pick.ends_with('0') {
+        pick.pop();
+    }
+    (pick, n)
+}
+
+/// Adds one to the last digit of a decimal digit string, `None` if that adds a digit.
+fn increment(digits: &str) -> Option<String> {
+    let mut bytes = digits.as_bytes().to_vec();
+    for b in bytes.iter_mut().rev() {
+        if *b == b'9' {
+            *b = b'0';
+        } else {
+            *b += 1;
+            return String::from_utf8(bytes).ok();
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn canon(text: &str) -> String {
+        to_canonical_string(&serde_json::from_str(text).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn rfc8785_section_3_2_2_example() {
+        let input = r#"{
+          "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
+          "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
+          "literals": [null, true, false]
+        }"#;
+        let expected = "{\"literals\":[null,true,false],\"numbers\":[333333333.3333333,1e+30,4.5,0.002,1e-27],\"string\":\"\u{20ac}$\\u000f\\nA'B\\\"\\\\\\\\\\\"/\"}";
+        assert_eq!(canon(input), expected);
+    }
+
+    #[test]
+    fn rfc8785_section_3_2_3_sorting_by_utf16_code_units() {
+        let input = r#"{
+          "\u20ac": "Euro Sign",
+          "\r": "Carriage Return",
+          "\ufb33": "Hebrew Letter Dalet With Dagesh",
+          "1": "One",
+          "\ud83d\ude00": "Emoji: Grinning Face",
+          "\u0080": "Control",
+          "\u00f6": "Latin Small Letter O With Diaeresis"
+        }"#;
+        let out = canon(input);
+        let v: Value = serde_json::from_str(input).unwrap();
+        let order: Vec<&str> = [
+            "Carriage Return",
+            "One",
+            "Control",
+            "Latin Small Letter O With Diaeresis",
+            "Euro Sign",
+            "Emoji: Grinning Face",
+            "Hebrew Letter Dalet With Dagesh",
+        ]
+        .to_vec();
+        let positions: Vec<usize> = order.iter().map(|s| out.find(s).unwrap()).collect();
+        assert!(positions.windows(2).all(|w| w[0] < w[1]), "{out}");
+        // Code-point (UTF-8) order would put U+FB33 before the emoji.
+        assert_eq!(v.as_object().unwrap().len(), 7);
+        assert!(out.starts_with("{\"\\r\":\"Carriage Return\",\"1\":\"One\""));
+    }
+
+    #[test]
+    fn rfc8785_appendix_b_numbers() {
+        let cases: &[(u64, &str)] = &[
+            (0x0000000000000000, "0"),
+            (0x8000000000000000, "0"),
+            (0x0000000000000001, "5e-324"),
+            (0x8000000000000001, "-5e-324"),
+            (0x7fefffffffffffff, "1.7976931348623157e+308"),
+            (0xffefffffffffffff, "-1.7976931348623157e+308"),
+            (0x4340000000000000, "9007199254740992"),
+            (0xc340000000000000, "-9007199254740992"),
+            (0x4430000000000000, "295147905179352830000"),
+            (0x44b52d02c7e14af5, "9.999999999999997e+22"),
+            (0x44b52d02c7e14af6, "1e+23"),
+            (0x44b52d02c7e14af7, "1.0000000000000001e+23"),
+            (0x444b1ae4d6e2ef4e, "999999999999999700000"),
+            (0x444b1ae4d6e2ef4f, "999999999999999900000"),
+            (0x444b1ae4d6e2ef50, "1e+21"),
+            (0x3eb0c6f7a0b5ed8c, "9.999999999999997e-7"),
+            (0x3eb0c6f7a0b5ed8d, "0.000001"),
+            (0x41b3de4355555553, "333333333.3333332"),
+            (0x41b3de4355555554, "333333333.33333325"),
+            (0x41b3de4355555555, "333333333.3333333"),
+            (0x41b3de4355555556, "333333333.3333334"),
+            (0x41b3de4355555557, "333333333.33333343"),
+            (0xbecbf647612f3696, "-0.0000033333333333333333"),
+            (0x43143ff3c1cb0959, "1424953923781206.2"),
+            (0x4340000000000001, "9007199254740994"),
+        ];
+        for &(bits, expected) in cases {
+            let x = f64::from_bits(bits);
+            assert_eq!(format_es(x), expected, "{bits:016x}");
+            let v = Value::Number(Number::from_f64(x).unwrap());
+            assert_eq!(to_canonical_string(&v).unwrap(), expected, "{bits:016x}");
+        }
+    }
+
+    #[test]
+    fn integers_and_simple_decimals() {
+        assert_eq!(
+            canon("[1, -1, 10, 1.0, 100e-2, 123456789012, -0.0, 0.5, 1e-7]"),
+            "[1,-1,10,1,1,123456789012,0,0.5,1e-7]"
+        );
+        // Beyond 2^53 an integer is read as the nearest double, as JCS prescribes.
+        assert_eq!(canon("9007199254740993"), "9007199254740992");
+        assert_eq!(canon("18446744073709551615"), "18446744073709552000");
+        assert_eq!(canon("-9223372036854775808"), "-9223372036854776000");
+    }
+
+    #[test]
+    fn strings_escape_only_what_jcs_escapes() {
+        assert_eq!(
+            to_canonical_string(&json!("a\u{0}\u{1f}\u{7f}\u{2028}/\u{8}\u{c}\t")).unwrap(),
+            "\"a\\u0000\\u001f\u{7f}\u{2028}/\\b\\f\\t\""
+        );
+    }
+
+    #[test]
+    fn key_order_is_irrelevant_but_types_matter() {
+        let a = args_digest(Some(&json!({"x": 1, "y": [true, null]}))).unwrap();
+        let b = args_digest(Some(
+            &serde_json::from_str(r#"{ "y" : [ true , null ], "x" : 1.0 }"#).unwrap(),
+        ))
+        .unwrap();
+        assert_eq!(a, b);
+        let one = args_digest(Some(&json!(1))).unwrap();
+        let s = args_digest(Some(&json!("1"))).unwrap();
+        let arr = args_digest(Some(&json!([1]))).unwrap();
+        assert_ne!(one, s);
+        assert_ne!(one, arr);
+        assert_ne!(s, arr);
+        assert_ne!(
+            args_digest(Some(&json!({}))).unwrap(),
+            args_digest(Some(&json!([]))).unwrap()
+        );
+    }
+
+    #[test]
+    fn absent_null_and_empty_object_hash_alike() {
+        let empty = args_digest(None).unwrap();
+        assert_eq!(args_digest(Some(&Value::Null)).unwrap(), empty);
+        assert_eq!(args_digest(Some(&json!({}))).unwrap(), empty);
+        // And it is the SHA-256 of "{}".
+        let expected: [u8; 32] = Sha256::digest(b"{}").into();
+        assert_eq!(empty, expected);
+    }
+
+    #[test]
+    fn digest_hashes_the_canonical_string() {
+        let v = json!({"b": "é", "a": [1.5, {"z": false, "m": null}]});
+        let s = to_canonical_string(&v).unwrap();
+        assert_eq!(s, r#"{"a":[1.5,{"m":null,"z":false}],"b":"é"}"#);
+        let expected: [u8; 32] = Sha256::digest(s.as_bytes()).into();
+        assert_eq!(digest(&v).unwrap(), expected);
+    }
+
+    fn nested(depth: usize) -> Value {
+        let mut v = json!(1);
+        for i in 0..depth {
+            v = if i % 2 == 0 {
+                Value::Array(vec![v])
+            } else {
+                Value::Object(Map::from_iter([("k".to_owned(), v)]))
+            };
+        }
+        v
+    }
+
+    #[test]
+    fn nesting_limit_is_exact() {
+        assert!(to_canonical_string(&nested(MAX_DEPTH)).is_ok());
+        assert_eq!(
+            to_canonical_string(&nested(MAX_DEPTH + 1)),
+            Err(JcsError::TooDeep)
+        );
+        assert_eq!(
+            args_digest(Some(&nested(MAX_DEPTH + 1))),
+            Err(JcsError::TooDeep)
+        );
+        // Far deeper than the limit: refused, not a stack overflow.
+        let mut deep = json!(null);
+        for _ in 0..100_000 {
+            deep = Value::Array(vec![deep]);
+        }
+        assert_eq!(digest(&deep), Err(JcsError::TooDeep));
+        // serde_json drops deep values recursively; leak it to keep the test about JCS.
+        std::mem::forget(deep);
+        assert!(JcsError::TooDeep.to_string().contains("64"));
+    }
+}

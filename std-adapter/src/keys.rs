@@ -1,0 +1,494 @@
+//! Key rings from configuration: an environment variable, a file, or an ephemeral random key.
+//!
+//! ## Formats
+//!
+//! Every key is 32 random bytes in base64 (standard or URL-safe alphabet, padding optional),
+//! named by a key id of 1–16 characters `A-Z a-z 0-9 . _ -`. Exactly one key is current: it
+//! seals new tokens; the others still open tokens sealed before a rotation.
+//!
+//! **Environment form** ([`MRTR_KEYS`]): `;`-separated items, each `ID:BASE64` or
+//! `current=ID`, spaces around items ignored:
+//!
+//! ```text
+//! MRTR_KEYS="current=k2; k2:q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80=; k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
+//! ```
+//!
+//! **File form** ([`MRTR_KEYS_FILE`] names the file): one key per line, `ID BASE64` with the
+//! word `current` after the current key; blank lines and lines starting with `#` are ignored:
+//!
+//! ```text
+//! # rotated 2026-11-30
+//! k2 q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80= current
+//! k1 AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=
+//! ```
+//!
+//! A new key: `head -c 32 /dev/urandom | base64`. To rotate: add the new key as current, keep
+//! the old one for at least one token TTL, then remove it.
+//!
+//! Errors name the source, the entry and the problem (and the key id once it is valid), never
+//! the key material. Decoded key bytes live only in buffers that are wiped on drop.
+//!
+//! ```
+//! use mrtr_std::keys::KeyConfig;
+//! use mrtr_std::core::key::KeyRing;
+//! use mrtr_std::Aes256Gcm;
+//!
+//! let config = KeyConfig::parse_env(
+//!     "current=k2; k2:q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80=; \
+//!      k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+//! )?;
+//! let ring: KeyRing<Aes256Gcm, 4> = config.into_ring()?;
+//! assert_eq!(ring.current().id().as_str(), "k2");
+//! assert!(ring.find(b"k1").is_some());
+//!
+//! let err = KeyConfig::parse_env("current=k1; k1:AAEC").unwrap_err();
+//! assert_eq!(
+//!     err.to_string(),
+//!     "MRTR_KEYS entry 2 (key id \"k1\"): key is 3 bytes after base64 decoding, must be 32"
+//! );
+//! # Ok::<(), mrtr_std::keys::KeyConfigError>(())
+//! ```
+
+use std::fmt;
+use std::path::Path;
+
+use base64::Engine as _;
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use mrtr_core::cipher::Cipher;
+use mrtr_core::key::{KEY_LEN, Key, KeyId, KeyRing, SecretKey};
+use rand_core::TryRng;
+use zeroize::Zeroizing;
+
+use crate::rng::OsRng;
+
+/// Environment variable holding the key ring in the environment form.
+pub const MRTR_KEYS: &str = "MRTR_KEYS";
+/// Environment variable naming a file holding the key ring in the file form.
+pub const MRTR_KEYS_FILE: &str = "MRTR_KEYS_FILE";
+
+/// Longest entry accepted (far longer than any valid one), so a stray blob is refused early.
+const MAX_ENTRY_LEN: usize = 256;
+
+const LENIENT: GeneralPurposeConfig =
+    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
+const STANDARD: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, LENIENT);
+const URL_SAFE: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, LENIENT);
+
+/// What is wrong with a key configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeyConfigProblem {
+    /// Neither [`MRTR_KEYS`] nor [`MRTR_KEYS_FILE`] is set.
+    NotConfigured,
+    /// The variable is set but is not valid Unicode.
+    NotUnicode,
+    /// The key file could not be read.
+    Io(std::io::ErrorKind),
+    /// The configuration holds no key.
+    Empty,
+    /// An entry does not have the documented shape.
+    Syntax(&'static str),
+    /// A key id is empty, longer than 16 bytes, or uses a character outside `A-Za-z0-9._-`.
+    BadKeyId,
+    /// The key is not valid base64.
+    BadBase64,
+    /// The key does not decode to exactly 32 bytes.
+    WrongLength {
+        /// The decoded length.
+        decoded: usize,
+    },
+    /// Two keys share an id.
+    DuplicateKeyId,
+    /// No key is marked current.
+    NoCurrentKey,
+    /// More than one key is marked current.
+    SeveralCurrentKeys,
+    /// The key marked current is not in the configuration.
+    UnknownCurrentKey,
+    /// More keys than the key ring holds.
+    RingTooBig {
+        /// Keys configured.
+        keys: usize,
+        /// The ring's capacity.
+        capacity: usize,
+    },
+}
+
+/// A key configuration error: where, which key id (when known and valid), and what.
+/// Never contains key material.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyConfigError {
+    source: String,
+    entry: Option<usize>,
+    key_id: Option<KeyId>,
+    problem: KeyConfigProblem,
+}
+
+impl KeyConfigError {
+    fn new(source: &str, problem: KeyConfigProblem) -> Self {
+        Self {
+            source: source.to_owned(),
+            entry: None,
+            key_id: None,
+            problem,
+        }
+    }
+
+    fn at(mut self, entry: usize) -> Self {
+        self.entry = Some(entry);
+        self
+    }
+
+    fn with_id(mut self, id: &KeyId) -> Self {
+        self.key_id = Some(id.clone());
+        self
+    }
+
+    /// The problem.
+    pub fn problem(&self) -> &KeyConfigProblem {
+        &self.problem
+    }
+
+    /// The entry (1-based item of the variable, or line of the file), if one is at fault.
+    pub fn entry(&self) -> Option<usize> {
+        self.entry
+    }
+
+    /// The key id concerned, if it is known and valid.
+    pub fn key_id(&self) -> Option<&KeyId> {
+        self.key_id.as_ref()
+    }
+}
+
+impl fmt::Display for KeyConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.source)?;
+        if let Some(n) = self.entry {
+            let what = if self.source == MRTR_KEYS {
+                "entry"
+            } else {
+                "line"
+            };
+            write!(f, " {what} {n}")?;
+        }
+        if let Some(id) = &self.key_id {
+            write!(f, " (key id {:?})", id.as_str())?;
+        }
+        f.write_str(": ")?;
+        match &self.problem {
+            KeyConfigProblem::NotConfigured => {
+                write!(f, "not set (set {MRTR_KEYS} or {MRTR_KEYS_FILE})")
+            }
+            KeyConfigProblem::NotUnicode => f.write_str("not valid Unicode"),
+            KeyConfigProblem::Io(kind) => write!(f, "cannot read the key file: {kind}"),
+            KeyConfigProblem::Empty => f.write_str("no key configured"),
+            KeyConfigProblem::Syntax(expected) => write!(f, "expected {expected}"),
+            KeyConfigProblem::BadKeyId => {
+                f.write_str("key id must be 1-16 characters of A-Z a-z 0-9 . _ -")
+            }
+            KeyConfigProblem::BadBase64 => f.write_str("key is not valid base64"),
+            KeyConfigProblem::WrongLength { decoded } => write!(
+                f,
+                "key is {decoded} bytes after base64 decoding, must be {KEY_LEN}"
+            ),
+            KeyConfigProblem::DuplicateKeyId => f.write_str("key id used twice"),
+            KeyConfigProblem::NoCurrentKey => f.write_str("no key is marked current"),
+            KeyConfigProblem::SeveralCurrentKeys => {
+                f.write_str("more than one key is marked current")
+            }
+            KeyConfigProblem::UnknownCurrentKey => {
+                f.write_str("the key marked current is not configured")
+            }
+            KeyConfigProblem::RingTooBig { keys, capacity } => write!(
+                f,
+                "{keys} keys configured, the key ring holds at most {capacity}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for KeyConfigError {}
+
+/// A parsed key configuration: key ids and their secret keys, one of them current.
+///
+/// `Debug` shows the key ids only. Turn it into a ring with [`KeyConfig::into_ring`].
+pub struct KeyConfig {
+    keys: Vec<(KeyId, SecretKey)>,
+    current: usize,
+}
+
+impl fmt::Debug for KeyConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyConfig")
+            .field("current", self.current_id())
+            .field("ids", &self.keys.iter().map(|k| &k.0).collect::<Vec<_>>())
+            .field("material", &"<redacted>")
+            .finish()
+    }
+}
+
+/// Collects entries and checks the whole.
+struct Collector<'s> {
+    source: &'s str,
+    keys: Vec<(KeyId, SecretKey)>,
+    current: Option<(usize, KeyId)>,
+}
+
+impl<'s> Collector<'s> {
+    fn new(source: &'s str) -> Self {
+        Self {
+            source,
+            keys: Vec::new(),
+            current: None,
+        }
+    }
+
+    fn err(&self, entry: usize, problem: KeyConfigProblem) -> KeyConfigError {
+        KeyConfigError::new(self.source, problem).at(entry)
+    }
+
+    fn id(&self, entry: usize, id: &str) -> Result<KeyId, KeyConfigError> {
+        KeyId::new(id).map_err(|_| self.err(entry, KeyConfigProblem::BadKeyId))
+    }
+
+    fn mark_current(&mut self, entry: usize, id: KeyId) -> Result<(), KeyConfigError> {
+        if self.current.is_some() {
+            return Err(self.err(entry, KeyConfigProblem::SeveralCurrentKeys));
+        }
+        self.current = Some((entry, id));
+        Ok(())
+    }
+
+    fn add(&mut self, entry: usize, id: KeyId, b64: &str) -> Result<(), KeyConfigError> {
+        let secret = decode_key(b64).map_err(|p| self.err(entry, p).with_id(&id))?;
+        if self.keys.iter().any(|(k, _)| *k == id) {
+            return Err(self
+                .err(entry, KeyConfigProblem::DuplicateKeyId)
+                .with_id(&id));
+        }
+        self.keys.push((id, secret));
+        Ok(())
+    }
+
+    fn finish(self) -> Result<KeyConfig, KeyConfigError> {
+        if self.keys.is_empty() {
+            return Err(KeyConfigError::new(self.source, KeyConfigProblem::Empty));
+        }
+        let Some((entry, id)) = self.current.clone() else {
+            return Err(KeyConfigError::new(
+                self.source,
+                KeyConfigProblem::NoCurrentKey,
+            ));
+        };
+        let Some(current) = self.keys.iter().position(|(k, _)| *k == id) else {
+            return Err(self
+                .err(entry, KeyConfigProblem::UnknownCurrentKey)
+                .with_id(&id));
+        };
+        Ok(KeyConfig {
+            keys: self.keys,
+            current,
+        })
+    }
+}
+
+fn decode_key(b64: &str) -> Result<SecretKey, KeyConfigProblem> {
+    let b64 = b64.trim();
+    if b64.is_empty() {
+        return Err(KeyConfigProblem::BadBase64);
+    }
+    let mut buf = Zeroizing::new(vec![0u8; base64::decoded_len_estimate(b64.len())]);
+    let len = STANDARD
+        .decode_slice(b64, &mut buf[..])
+        .or_else(|_| URL_SAFE.decode_slice(b64, &mut buf[..]))
+        .map_err(|_| KeyConfigProblem::BadBase64)?;
+    SecretKey::from_slice(&buf[..len]).map_err(|_| KeyConfigProblem::WrongLength { decoded: len })
+}
+
+impl KeyConfig {
+    /// Parses the environment form (see the [module docs](self)); errors name [`MRTR_KEYS`].
+    pub fn parse_env(value: &str) -> Result<Self, KeyConfigError> {
+        Self::parse_env_named(MRTR_KEYS, value)
+    }
+
+    fn parse_env_named(source: &str, value: &str) -> Result<Self, KeyConfigError> {
+        let mut c = Collector::new(source);
+        let items = value.split(';').map(str::trim).filter(|s| !s.is_empty());
+        for (i, item) in items.enumerate() {
+            let entry = i + 1;
+            if item.len() > MAX_ENTRY_LEN {
+                return Err(c.err(
+                    entry,
+                    KeyConfigProblem::Syntax("an entry of at most 256 characters"),
+                ));
+            }
+            if let Some(id) = item.strip_prefix("current=") {
+                let id = c.id(entry, id.trim())?;
+                c.mark_current(entry, id)?;
+            } else if let Some((id, b64)) = item.split_once(':') {
+                let id = c.id(entry, id.trim())?;
+                c.add(entry, id, b64)?;
+            } else {
+                return Err(c.err(entry, KeyConfigProblem::Syntax("ID:BASE64 or current=ID")));
+            }
+        }
+        c.finish()
+    }
+
+    /// Parses the file form (see the [module docs](self)); errors name `source` (the path).
+    pub fn parse_file(source: &str, text: &str) -> Result<Self, KeyConfigError> {
+        let mut c = Collector::new(source);
+        for (i, line) in text.lines().enumerate() {
+            let entry = i + 1;
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if line.len() > MAX_ENTRY_LEN {
+                return Err(c.err(
+                    entry,
+                    KeyConfigProblem::Syntax("a line of at most 256 characters"),
+                ));
+            }
+            let mut words = line.split_whitespace();
+            let (Some(id), Some(b64)) = (words.next(), words.next()) else {
+                return Err(c.err(entry, KeyConfigProblem::Syntax("ID BASE64 [current]")));
+            };
+            let id = c.id(entry, id)?;
+            match (words.next(), words.next()) {
+                (None, _) => {}
+                (Some("current"), None) => c.mark_current(entry, id.clone())?,
+                _ => {
+                    return Err(c
+                        .err(entry, KeyConfigProblem::Syntax("ID BASE64 [current]"))
+                        .with_id(&id));
+                }
+            }
+            c.add(entry, id, b64)?;
+        }
+        c.finish()
+    }
+
+    /// Reads and parses a key file.
+    pub fn load_file(path: impl AsRef<Path>) -> Result<Self, KeyConfigError> {
+        let path = path.as_ref();
+        let source = path.display().to_string();
+        let text = Zeroizing::new(
+            std::fs::read_to_string(path)
+                .map_err(|e| KeyConfigError::new(&source, KeyConfigProblem::Io(e.kind())))?,
+        );
+        Self::parse_file(&source, &text)
+    }
+
+    /// Loads the ring from [`MRTR_KEYS`] if set, else from the file [`MRTR_KEYS_FILE`] names.
+    pub fn from_env() -> Result<Self, KeyConfigError> {
+        Self::from_vars(|name| std::env::var(name))
+    }
+
+    /// Like [`KeyConfig::from_env`], but with neither variable set, an [ephemeral] ring.
+    ///
+    /// [ephemeral]: KeyConfig::ephemeral
+    pub fn from_env_or_ephemeral() -> Result<Self, KeyConfigError> {
+        match Self::from_env() {
+            Err(e) if e.problem == KeyConfigProblem::NotConfigured => Self::ephemeral(),
+            other => other,
+        }
+    }
+
+    /// [`KeyConfig::from_env`] with a custom variable lookup (for tests and other sources).
+    pub fn from_vars(
+        var: impl Fn(&str) -> Result<String, std::env::VarError>,
+    ) -> Result<Self, KeyConfigError> {
+        use std::env::VarError;
+        match var(MRTR_KEYS) {
+            Ok(value) => return Self::parse_env(&Zeroizing::new(value)),
+            Err(VarError::NotUnicode(_)) => {
+                return Err(KeyConfigError::new(MRTR_KEYS, KeyConfigProblem::NotUnicode));
+            }
+            Err(VarError::NotPresent) => {}
+        }
+        match var(MRTR_KEYS_FILE) {
+            Ok(path) => Self::load_file(path),
+            Err(VarError::NotUnicode(_)) => Err(KeyConfigError::new(
+                MRTR_KEYS_FILE,
+                KeyConfigProblem::NotUnicode,
+            )),
+            Err(VarError::NotPresent) => Err(KeyConfigError::new(
+                MRTR_KEYS,
+                KeyConfigProblem::NotConfigured,
+            )),
+        }
+    }
+
+    /// A single random key, with a random key id `eph-XXXXXXXX`, that lives only in this
+    /// process. Logs a warning: tokens sealed with it do not survive a restart and do not
+    /// open on other nodes.
+    pub fn ephemeral() -> Result<Self, KeyConfigError> {
+        let mut bytes = Zeroizing::new([0u8; KEY_LEN]);
+        let mut tag = [0u8; 4];
+        let source = "ephemeral key";
+        OsRng
+            .try_fill_bytes(&mut bytes[..])
+            .and_then(|_| OsRng.try_fill_bytes(&mut tag))
+            .map_err(|_| KeyConfigError::new(source, KeyConfigProblem::Empty))?;
+        let id = format!(
+            "eph-{:02x}{:02x}{:02x}{:02x}",
+            tag[0], tag[1], tag[2], tag[3]
+        );
+        let id =
+            KeyId::new(&id).map_err(|_| KeyConfigError::new(source, KeyConfigProblem::BadKeyId))?;
+        tracing::warn!(
+            key_id = id.as_str(),
+            "mrtr: using an ephemeral random key; requestState tokens will not survive a restart \
+             and will not open on other nodes (configure {MRTR_KEYS} or {MRTR_KEYS_FILE})"
+        );
+        Ok(Self {
+            keys: vec![(id, SecretKey::from_bytes(*bytes))],
+            current: 0,
+        })
+    }
+
+    /// The current key's id.
+    pub fn current_id(&self) -> &KeyId {
+        &self.keys[self.current].0
+    }
+
+    /// Every key id, in configuration order.
+    pub fn ids(&self) -> impl Iterator<Item = &KeyId> {
+        self.keys.iter().map(|k| &k.0)
+    }
+
+    /// How many keys are configured.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Always false: a configuration holds at least its current key.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Builds the key ring for cipher `C` with room for `K` keys; the secrets are consumed.
+    pub fn into_ring<C: Cipher, const K: usize>(self) -> Result<KeyRing<C, K>, KeyConfigError> {
+        if self.keys.len() > K {
+            return Err(KeyConfigError::new(
+                "key ring",
+                KeyConfigProblem::RingTooBig {
+                    keys: self.keys.len(),
+                    capacity: K,
+                },
+            ));
+        }
+        let mut keys = self.keys;
+        let (id, secret) = keys.remove(self.current);
+        let mut ring = KeyRing::new(Key::new(id, secret));
+        for (id, secret) in keys {
+            let err_id = id.clone();
+            ring.add_previous(Key::new(id, secret)).map_err(|_| {
+                KeyConfigError::new("key ring", KeyConfigProblem::DuplicateKeyId).with_id(&err_id)
+            })?;
+        }
+        Ok(ring)
+    }
+}

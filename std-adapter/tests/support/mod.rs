@@ -1,0 +1,65 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use mrtr_std::Aes256Gcm;
+use mrtr_std::clock::ManualClock;
+use mrtr_std::core::{ErrorDetail, Mrtr};
+use mrtr_std::keys::KeyConfig;
+
+/// Key material used by the tests, in base64, so tests can check it never leaks.
+pub const KEY1_B64: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+pub const KEY2_B64: &str = "q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80=";
+
+/// Now, for tests driving a manual clock.
+pub const T0: u64 = 1_800_000_000_000;
+
+/// A `Mrtr` over AES-256-GCM with keys k1 (old) and k2 (current), a manual clock and the
+/// given detail mode.
+pub fn mrtr(clock: &ManualClock, detail: ErrorDetail) -> Mrtr<Aes256Gcm, ManualClock> {
+    let ring = KeyConfig::parse_env(&format!("current=k2; k2:{KEY2_B64}; k1:{KEY1_B64}"))
+        .unwrap()
+        .into_ring()
+        .unwrap();
+    Mrtr::builder(ring, clock.clone())
+        .ttl_ms(60_000)
+        .max_rounds(3)
+        .error_detail(detail)
+        .build()
+        .unwrap()
+}
+
+/// A `tracing` writer that keeps everything written, for asserting on logs.
+#[derive(Clone, Default)]
+pub struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Captured {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs `f` with a subscriber that records every event at every level; returns the log text.
+pub fn capture_logs<T>(f: impl FnOnce() -> T) -> (T, String) {
+    let captured = Captured::default();
+    let sink = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(move || sink.clone())
+        .finish();
+    let out = tracing::subscriber::with_default(subscriber, f);
+    (out, captured.text())
+}
