@@ -9,6 +9,7 @@ SUITES=(
     10-workspace      # cargo test: core, backends (behaviour suite per backend), std adapter
     15-spec           # docs/token-format.md and golden vectors checked by independent Python
     20-nostd-build    # core + backends build for thumbv7em-none-eabihf without alloc
+    30-firmware-qemu  # gateway firmware checks on Cortex-M4F and Cortex-M3 under QEMU, per backend
 )
 
 passed=0; failed=0; failed_names=()
