@@ -1,0 +1,68 @@
+//! The floor: raw AEADs sealing and opening a continuation in place (no framing, no
+//! randomness, no associated data). RustCrypto is the floor of mrtr's backends; `ring` and
+//! `aws-lc-rs` decide the third-backend rule. Groups: `aead-seal`, `aead-open`,
+//! `aead-roundtrip`; ids are `<implementation>/<bytes>`.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use mrtr_benches::floor::{self, RawAead};
+use mrtr_benches::{SIZES, continuation};
+
+fn rows(c: &mut Criterion, aead: &dyn RawAead) {
+    for n in SIZES {
+        let id = BenchmarkId::new(aead.id(), n);
+        let mut buf = continuation(n);
+        c.benchmark_group("aead-seal")
+            .bench_function(id.clone(), |b| {
+                b.iter(|| black_box(aead.seal(black_box(&mut buf))))
+            });
+
+        let mut sealed = continuation(n);
+        let tag = aead.seal(&mut sealed);
+        c.benchmark_group("aead-open")
+            .bench_function(id.clone(), |b| {
+                b.iter(|| {
+                    buf.copy_from_slice(&sealed);
+                    aead.open(black_box(&mut buf), &tag);
+                })
+            });
+
+        c.benchmark_group("aead-roundtrip").bench_function(id, |b| {
+            b.iter(|| {
+                let tag = aead.seal(black_box(&mut buf));
+                aead.open(&mut buf, &tag);
+            })
+        });
+    }
+}
+
+fn all(c: &mut Criterion) {
+    let impls: [&dyn RawAead; 7] = [
+        &floor::rustcrypto_aes_gcm(),
+        &floor::rustcrypto_chacha(),
+        &floor::rustcrypto_xchacha(),
+        &floor::ring_aes_gcm(),
+        &floor::ring_chacha(),
+        &floor::aws_lc_aes_gcm(),
+        &floor::aws_lc_chacha(),
+    ];
+    for aead in impls {
+        rows(c, aead);
+    }
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(30)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = all
+}
+criterion_main!(benches);

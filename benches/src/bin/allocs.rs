@@ -1,0 +1,168 @@
+//! Heap allocations per operation for every benchmark row, under a counting global
+//! allocator. Prints tab-separated lines: `group  row  bytes  allocs_per_op  alloc_bytes_per_op`.
+//!
+//! Usage: `allocs [ITERATIONS]` (default 2000).
+
+use mrtr_aes_gcm::Aes256Gcm;
+use mrtr_benches::alloc_count::{Counting, per_op};
+use mrtr_benches::floor::{self, RawAead};
+use mrtr_benches::peers;
+use mrtr_benches::{ARGS, OsRng, SIZES, WallClock, binding, continuation, key_ring};
+use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
+use mrtr_core::cipher::Cipher;
+use mrtr_core::{Mrtr, Round, TokenBuf, token_len_for};
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+fn line(group: &str, row: &str, n: usize, (allocs, bytes): (f64, f64)) {
+    println!("{group}\t{row}\t{n}\t{allocs:.2}\t{bytes:.0}");
+}
+
+fn mrtr_rows<C: Cipher, const N: usize>(iters: u64, id: &str, n: usize) {
+    let mrtr = Mrtr::builder(key_ring::<C>(), WallClock)
+        .max_rounds(u32::MAX)
+        .build()
+        .expect("config");
+    let call = binding();
+    let cont = continuation(n);
+    let mut rng = OsRng;
+    // Buffers live on the heap here only because 4 KiB-continuation buffers are large; the
+    // allocation happens once, outside the counted loop.
+    let mut out = Box::new(TokenBuf::<N>::new());
+    let mut buf = Box::new(TokenBuf::<N>::new());
+
+    line(
+        "seal",
+        id,
+        n,
+        per_op(iters, || {
+            mrtr.pause(Round::FIRST, &call, &ARGS, &cont, &mut rng, &mut out)
+                .expect("seal");
+        }),
+    );
+
+    let token = mrtr
+        .pause(Round::FIRST, &call, &ARGS, &cont, &mut rng, &mut out)
+        .expect("seal")
+        .as_str()
+        .to_owned();
+    line(
+        "unseal",
+        id,
+        n,
+        per_op(iters, || {
+            mrtr.resume(&token, &call, &ARGS, &mut buf).expect("unseal");
+        }),
+    );
+
+    line(
+        "roundtrip",
+        id,
+        n,
+        per_op(iters, || {
+            let s = mrtr
+                .pause(Round::FIRST, &call, &ARGS, &cont, &mut rng, &mut out)
+                .expect("seal");
+            mrtr.resume(s.as_str(), &call, &ARGS, &mut buf)
+                .expect("unseal");
+        }),
+    );
+
+    let mut tok = String::with_capacity(N);
+    tok.push_str(&token);
+    line(
+        "cycle",
+        id,
+        n,
+        per_op(iters, || {
+            let r = mrtr.resume(&tok, &call, &ARGS, &mut buf).expect("resume");
+            let s = mrtr
+                .pause(r.next_round(), &call, &ARGS, &cont, &mut rng, &mut out)
+                .expect("seal");
+            tok.clear();
+            tok.push_str(s.as_str());
+        }),
+    );
+}
+
+macro_rules! per_size {
+    ($iters:expr, $cipher:ty, $id:expr) => {
+        mrtr_rows::<$cipher, { token_len_for(64) }>($iters, $id, 64);
+        mrtr_rows::<$cipher, { token_len_for(256) }>($iters, $id, 256);
+        mrtr_rows::<$cipher, { token_len_for(1024) }>($iters, $id, 1024);
+        mrtr_rows::<$cipher, { token_len_for(4096) }>($iters, $id, 4096);
+    };
+}
+
+fn floor_rows(iters: u64, aead: &dyn RawAead) {
+    for n in SIZES {
+        let mut buf = continuation(n);
+        line(
+            "aead-roundtrip",
+            aead.id(),
+            n,
+            per_op(iters, || {
+                let tag = aead.seal(&mut buf);
+                aead.open(&mut buf, &tag);
+            }),
+        );
+    }
+}
+
+fn main() {
+    let iters = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2000);
+
+    per_size!(iters, Aes256Gcm, "mrtr-aes256gcm");
+    per_size!(iters, ChaCha20Poly1305, "mrtr-chacha20poly1305");
+    per_size!(iters, XChaCha20Poly1305, "mrtr-xchacha20poly1305");
+
+    let floors: [&dyn RawAead; 7] = [
+        &floor::rustcrypto_aes_gcm(),
+        &floor::rustcrypto_chacha(),
+        &floor::rustcrypto_xchacha(),
+        &floor::ring_aes_gcm(),
+        &floor::ring_chacha(),
+        &floor::aws_lc_aes_gcm(),
+        &floor::aws_lc_chacha(),
+    ];
+    for aead in floors {
+        floor_rows(iters, aead);
+    }
+
+    for mut peer in peers::all() {
+        for n in SIZES {
+            let cont = continuation(n);
+            let id = peer.id();
+            line(
+                "seal",
+                id,
+                n,
+                per_op(iters, || {
+                    std::hint::black_box(peer.seal(&cont));
+                }),
+            );
+            let token = peer.seal(&cont);
+            line(
+                "unseal",
+                id,
+                n,
+                per_op(iters, || {
+                    std::hint::black_box(peer.open(&token));
+                }),
+            );
+            line(
+                "roundtrip",
+                id,
+                n,
+                per_op(iters, || {
+                    let t = peer.seal(&cont);
+                    std::hint::black_box(peer.open(&t));
+                }),
+            );
+        }
+    }
+}
