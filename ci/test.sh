@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 . ci/lib.sh
 
 SUITES=(
+    05-deps           # Debian packages the suites need (redis-server for the replay-cache tests)
     10-workspace      # cargo test: core, backends (behaviour suite per backend), std adapter
     15-spec           # docs/token-format.md and golden vectors checked by independent Python
     20-nostd-build    # core + backends build for thumbv7em-none-eabihf without alloc

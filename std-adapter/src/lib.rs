@@ -6,7 +6,7 @@
 //! * [`rng`]: the OS CSPRNG ([`OsRng`]) for [`mrtr_core::Mrtr::pause`];
 //! * [`keys`]: key rings from `MRTR_KEYS` / `MRTR_KEYS_FILE`, or an ephemeral key;
 //! * [`replay_mem`]: a concurrent, bounded in-process replay cache;
-//! * `replay_redis` (feature `redis`, on by default): a Redis replay cache shared by nodes;
+//! * [`replay_redis`] (feature `redis`, on by default): a Redis replay cache shared by nodes;
 //! * [`jcs`]: RFC 8785 canonical JSON and the argument digest;
 //! * [`jsonrpc`] and [`engine`]: from request params to `Fresh` / `Resumed` / a JSON-RPC
 //!   error, and the `input_required` result, sync or async;
@@ -98,5 +98,7 @@ pub mod jsonrpc;
 pub mod keys;
 pub mod replay;
 pub mod replay_mem;
+#[cfg(feature = "redis")]
+pub mod replay_redis;
 pub mod rng;
 pub mod subscription;

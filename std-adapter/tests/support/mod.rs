@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod redis;
+
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
