@@ -19,7 +19,7 @@ const PREVIOUS: [u8; 32] = *b"example only: previous gw key 10";
 pub type Ring<C> = KeyRing<C, 2>;
 
 fn key<C: Cipher>(id: &str, bytes: [u8; 32]) -> Key<C> {
-    // The ids above are valid key ids (checked by the `rotation` scenario at run time).
+    // The ids above are valid; a typo would panic at boot and fail the run.
     let id = KeyId::new(id).unwrap_or_else(|_| panic!("bad key id {id}"));
     Key::new(id, SecretKey::from_bytes(bytes))
 }

@@ -5,6 +5,7 @@
 //! every instruction advances virtual time by 1 ns, so the figure is repeatable, and a
 //! calibration loop of a known instruction count converts ticks to instructions.
 
+use mrtr_core::binding::{Aad, MAX_AAD_LEN};
 use mrtr_core::cipher::Cipher;
 use mrtr_core::replay::{ReplayCache, SharedReplaySet};
 use mrtr_core::{Binding, Mrtr, Round};
@@ -33,6 +34,10 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng, timer: &
     };
     report.note(format_args!(
         "measure: calibration ticks={calib} instructions={CALIBRATION_INSTRUCTIONS}"
+    ));
+    report.note(format_args!(
+        "measure: sizes aad={} max_aad_len={MAX_AAD_LEN}",
+        core::mem::size_of::<Aad>()
     ));
     let to_instructions = |ticks: u32| u64::from(ticks) * CALIBRATION_INSTRUCTIONS / u64::from(calib);
 
