@@ -8,7 +8,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 cd "$MRTR_ROOT/fuzz"
 
-seconds="${FUZZ_SECONDS:-45}"
+seconds="${FUZZ_SECONDS:-30}"
 command -v cargo >/dev/null 2>&1 || die "cargo is missing"
 if ! cargo fuzz --version >/dev/null 2>&1; then
     log "installing cargo-fuzz from crates.io"

@@ -42,7 +42,14 @@ pub fn resume_text(text: &str) -> Outcome {
         let mut buf = fixture::buf();
         match engine.resume(text, &binding, &ARGS, &mut buf) {
             Ok(r) => Ok(opened(&r)),
-            Err(e) => Err(rejected(e, detail)),
+            Err(e) => {
+                assert!(
+                    buf.is_wiped(),
+                    "{:?}: the token buffer was not wiped",
+                    e.reason()
+                );
+                Err(rejected(e, detail))
+            }
         }
     });
     assert_eq!(outcomes[0], outcomes[1], "detail mode changed the outcome");
@@ -72,6 +79,11 @@ pub fn resume_text(text: &str) -> Outcome {
     );
     let mut buf = fixture::buf();
     let again = engine.resume(text, &binding, &ARGS, &mut buf).map(|_| ());
+    assert_eq!(
+        again.is_err(),
+        buf.is_wiped(),
+        "wiped exactly when rejected"
+    );
     match &outcome {
         Ok(_) => assert_eq!(again.map_err(|e| e.reason()), Err(Reason::Replayed)),
         Err(r) => assert_eq!(again.map_err(|e| e.reason()), Err(*r)),

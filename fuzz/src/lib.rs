@@ -9,4 +9,5 @@ pub mod check;
 pub mod expect;
 pub mod fixture;
 pub mod format;
+pub mod json;
 pub mod seeds;

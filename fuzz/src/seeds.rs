@@ -142,6 +142,9 @@ pub fn all() -> Vec<Seed> {
     ] {
         seeds.push(("b64", name.into(), text.as_bytes().to_vec()));
     }
+    for (name, bytes) in crate::json::seeds() {
+        seeds.push(("resume_json", name, bytes));
+    }
     let mut rng = CountingRng(7);
     for (target, len) in [
         ("aad", 96),

@@ -80,3 +80,33 @@ fn state_seeds_follow_the_documented_format() {
     }
     assert!(reached >= 6, "too few states past the tag: {reached}");
 }
+
+#[test]
+fn json_seeds_resume_as_named() {
+    use mrtr_std::engine::Step;
+    use mrtr_std::jsonrpc::ResumeRequest;
+
+    let seeds = mrtr_fuzz::json::seeds();
+    assert!(seeds.iter().filter(|s| s.0.starts_with("ok-")).count() >= 3);
+    for (name, bytes) in seeds {
+        let method = mrtr_fuzz::json::METHODS[usize::from(bytes[0] & 3)];
+        let params: serde_json::Value = serde_json::from_slice(&bytes[1..]).expect("json");
+        let who = mrtr_fuzz::json::principal(bytes[0] & 0x80 != 0);
+        let req = ResumeRequest::from_params(method, &params, who).expect("params");
+        let Some(req) = req else {
+            assert!(name.starts_with("ignored-"), "{name}");
+            continue;
+        };
+        let step = mrtr_fuzz::json::engine().resume(&req);
+        match name.split('-').next().unwrap() {
+            "ok" => assert!(matches!(step, Ok(Step::Resumed(_))), "{name}: {step:?}"),
+            "fresh" => assert!(matches!(step, Ok(Step::Fresh)), "{name}: {step:?}"),
+            "malformed" => assert_eq!(
+                step.err().and_then(|e| e.rejection()).map(|r| r.reason()),
+                Some(Reason::Malformed),
+                "{name}"
+            ),
+            other => panic!("{name}: unknown expectation {other}"),
+        }
+    }
+}
