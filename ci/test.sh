@@ -11,6 +11,7 @@ SUITES=(
     15-spec           # docs/token-format.md and golden vectors checked by independent Python
     20-nostd-build    # core + backends build for thumbv7em-none-eabihf without alloc
     30-firmware-qemu  # gateway firmware checks on Cortex-M4F and Cortex-M3 under QEMU, per backend
+    50-fuzz           # cargo-fuzz targets, 30 s each from the committed seeds; any crash fails
 )
 
 passed=0; failed=0; failed_names=()
