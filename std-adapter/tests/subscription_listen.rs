@@ -625,3 +625,45 @@ fn waker_fires_when_a_check_finishes() {
     h.settle();
     assert!(woken.load(Ordering::SeqCst) >= 1);
 }
+
+#[test]
+fn many_subscriptions_renew_on_their_own_schedule() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let l = log.clone();
+    let mut h = Harness::new(move |ctx: &AuthorizationContext, _: &InvocationFeatures| {
+        if let Target::Listen(RequestId::Number(id)) = ctx.target() {
+            l.lock()
+                .unwrap()
+                .push((*id, ctx.kind(), ctx.issued_at_ms()));
+        }
+        Ok(Authorization::Allowed(Grant::for_duration(
+            ctx,
+            Duration::from_secs(60),
+        )))
+    });
+    let keys: Vec<_> = (0..300).map(|i| h.listen(i)).collect();
+    h.settle();
+    let expected: Vec<u64> = keys.iter().map(|k| h.renew_at(*k)).collect();
+    // Walk the registry's own deadlines until every subscription renewed once.
+    while log.lock().unwrap().len() < 600 {
+        let next = h.reg.next_deadline_ms().expect("a deadline is pending");
+        assert!(next <= 32_000, "renewals are all due within 31 s");
+        h.advance_to(next);
+    }
+    let log = log.lock().unwrap();
+    for (i, want) in expected.iter().enumerate() {
+        let renewals: Vec<u64> = log
+            .iter()
+            .filter(|(id, kind, _)| *id == i as i64 && *kind == CheckKind::Renewal)
+            .map(|(_, _, at)| *at)
+            .collect();
+        assert_eq!(renewals, vec![*want], "subscription {i}");
+    }
+    let distinct: std::collections::BTreeSet<_> = expected.iter().collect();
+    assert!(
+        distinct.len() > 200,
+        "staggers spread renewals: {}",
+        distinct.len()
+    );
+    assert!(keys.iter().all(|k| h.reg.may_deliver(*k)));
+}

@@ -114,7 +114,8 @@ impl<C: MonotonicClock> Registry<C> {
 
     /// Called (from any thread) whenever [`drive`](Self::drive) has new work: a check
     /// finished or an event is waiting. Use it to wake the driving task, e.g. with
-    /// `tokio::sync::Notify::notify_one`. Keep it cheap and non-blocking. Set once.
+    /// `tokio::sync::Notify::notify_one`. Keep it cheap and non-blocking, and never lock the
+    /// registry in it: it is also called from inside registry methods. Set once.
     pub fn set_waker(&self, waker: impl Fn() + Send + Sync + 'static) {
         self.completions.set_waker(Arc::new(waker));
     }
