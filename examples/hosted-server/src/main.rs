@@ -1,1 +1,138 @@
-fn main() {}
+//! Hosted MCP server example: rmcp over Streamable HTTP (or stdio), protocol 2026-07-28,
+//! with `requestState` sealed by mrtr. See README.md.
+
+mod ask;
+mod auth;
+mod booking;
+mod call;
+mod config;
+mod conformance;
+mod http;
+mod prompts;
+mod resources;
+mod seal;
+mod server;
+mod tools;
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Parser;
+use mrtr_std::keys::KeyConfig;
+use mrtr_std::replay_mem::MemoryReplayCache;
+use rmcp::ServiceExt;
+use tokio_util::sync::CancellationToken;
+use tracing_subscriber::EnvFilter;
+
+use crate::auth::TokenMap;
+use crate::config::{Config, ReplayChoice};
+use crate::seal::{Limits, Replay, Sealer};
+use crate::server::{App, Hosted};
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let config = Config::parse();
+    let app = Arc::new(build_app(&config).await?);
+    if config.stdio {
+        let service = Hosted::new(app)
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("stdio server")?;
+        service.waiting().await.context("stdio server")?;
+        return Ok(());
+    }
+    serve_http(&config, app).await
+}
+
+async fn build_app(config: &Config) -> anyhow::Result<App> {
+    let keys = KeyConfig::from_env_or_ephemeral().context("key configuration")?;
+    let replay = match config.replay_choice() {
+        ReplayChoice::Memory => Replay::Memory(MemoryReplayCache::new(config.replay_capacity)),
+        ReplayChoice::Off => Replay::Off,
+        ReplayChoice::Redis => anyhow::bail!("the Redis replay cache is not available yet"),
+    };
+    let limits = Limits {
+        ttl_ms: config.ttl_ms,
+        max_rounds: config.max_rounds,
+        detailed_errors: config.detailed_errors,
+    };
+    let key_id = keys.current_id().to_string();
+    let sealer = Sealer::new(config.cipher, keys, limits, replay)?;
+    tracing::info!(
+        cipher = ?config.cipher,
+        key_id,
+        ttl_ms = limits.ttl_ms,
+        max_rounds = limits.max_rounds,
+        replay = sealer.replay().describe(),
+        "mrtr configured"
+    );
+    if config.detailed_errors {
+        tracing::warn!("detailed requestState errors are on: clients learn why a token failed");
+    }
+    Ok(App { sealer })
+}
+
+async fn serve_http(config: &Config, app: Arc<App>) -> anyhow::Result<()> {
+    let tokens = match &config.tokens {
+        Some(path) => TokenMap::load(path, config.require_auth)?,
+        None => {
+            tracing::warn!(
+                "using the built-in demo bearer tokens (alice-token, bob-token, carol-token); \
+                 configure --tokens for anything but a demo"
+            );
+            TokenMap::demo(config.require_auth)
+        }
+    };
+    tracing::info!(
+        tokens = tokens.len(),
+        require_auth = config.require_auth,
+        "bearer tokens loaded"
+    );
+    let shutdown = CancellationToken::new();
+    let router = http::router(app, Arc::new(tokens), &shutdown);
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let addr = listener.local_addr()?;
+    if let Some(path) = &config.addr_file {
+        // Write then rename, so a watcher never reads a half-written address.
+        let tmp = path.with_extension("tmp");
+        std::fs::write(&tmp, addr.to_string())?;
+        std::fs::rename(&tmp, path)?;
+    }
+    tracing::info!("listening on http://{addr}/mcp");
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        stop.cancel();
+    });
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
+        .await
+        .context("http server")?;
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => return std::future::pending().await,
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}

@@ -1,0 +1,33 @@
+"""Shared fixtures: the server URLs the suite script started, and an MCP client factory."""
+
+import os
+
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+
+def _url(var: str) -> str:
+    value = os.environ.get(var)
+    if not value:
+        pytest.fail(f"{var} is not set: run the peer tests through ci/suites/60-peers.sh")
+    return value
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture
+def server_url() -> str:
+    """The main server: in-process replay cache, default TTL and round cap."""
+    return _url("MRTR_SERVER_URL")
+
+
+def connect(url: str, token: str | None = "alice-token", **callbacks) -> Client:
+    """A 2026-07-28 client for `url`, authenticated with a bearer `token`."""
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    transport = streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
+    return Client(transport, mode="2026-07-28", **callbacks)

@@ -1,0 +1,87 @@
+//! Command-line configuration.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+use crate::seal::CipherChoice;
+
+/// Where token single use is recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReplayChoice {
+    /// In this process (the default).
+    Memory,
+    /// In Redis, shared by every node (needs --redis-url).
+    Redis,
+    /// Not recorded: tokens resume any number of times within their TTL.
+    Off,
+}
+
+/// Hosted MCP server (protocol 2026-07-28) whose requestState is sealed by mrtr.
+///
+/// Keys come from MRTR_KEYS ("current=k1; k1:BASE64; k0:BASE64") or the file MRTR_KEYS_FILE
+/// names; with neither, an ephemeral random key is used (with a warning: tokens then do not
+/// survive a restart or cross nodes).
+#[derive(Debug, Parser)]
+#[command(version)]
+pub struct Config {
+    /// Address to listen on (port 0: a free port).
+    #[arg(long, default_value = "127.0.0.1:8808")]
+    pub listen: SocketAddr,
+
+    /// Write the bound address (HOST:PORT) to this file once listening.
+    #[arg(long)]
+    pub addr_file: Option<PathBuf>,
+
+    /// Serve one client on stdin/stdout instead of HTTP (anonymous caller).
+    #[arg(long)]
+    pub stdio: bool,
+
+    /// AEAD sealing requestState.
+    #[arg(long, value_enum, default_value_t = CipherChoice::Aes256Gcm)]
+    pub cipher: CipherChoice,
+
+    /// Token lifetime in ms.
+    #[arg(long, default_value_t = mrtr_std::core::DEFAULT_TTL_MS)]
+    pub ttl_ms: u64,
+
+    /// Handler invocations per resume chain (the call plus resumes).
+    #[arg(long, default_value_t = mrtr_std::core::DEFAULT_MAX_ROUNDS)]
+    pub max_rounds: u32,
+
+    /// Replay cache; defaults to redis when --redis-url is set, else memory.
+    #[arg(long, value_enum)]
+    pub replay: Option<ReplayChoice>,
+
+    /// Most live token ids the in-process replay cache holds (full: resumes are refused).
+    #[arg(long, default_value_t = 100_000)]
+    pub replay_capacity: usize,
+
+    /// Redis URL for the shared replay cache, e.g. redis://127.0.0.1:6379/.
+    #[arg(long, env = "MRTR_REDIS_URL")]
+    pub redis_url: Option<String>,
+
+    /// Bearer token map: lines of `TOKEN ISSUER SUBJECT`. Default: the built-in demo tokens.
+    #[arg(long, env = "MRTR_TOKENS_FILE")]
+    pub tokens: Option<PathBuf>,
+
+    /// Refuse requests without a bearer token (default: they are anonymous).
+    #[arg(long)]
+    pub require_auth: bool,
+
+    /// Name the precise rejection reason in error data (development only: an oracle).
+    #[arg(long)]
+    pub detailed_errors: bool,
+}
+
+impl Config {
+    /// The replay cache to use.
+    pub fn replay_choice(&self) -> ReplayChoice {
+        self.replay.unwrap_or(if self.redis_url.is_some() {
+            ReplayChoice::Redis
+        } else {
+            ReplayChoice::Memory
+        })
+    }
+}

@@ -1,0 +1,35 @@
+//! Streamable HTTP: rmcp's stateless service at `/mcp` behind bearer authentication, and a
+//! `/healthz` probe.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::get;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::{self, TokenMap};
+use crate::server::{App, Hosted};
+
+/// The router serving `/mcp` and `/healthz`.
+pub fn router(app: Arc<App>, tokens: Arc<TokenMap>, shutdown: &CancellationToken) -> Router {
+    let service: StreamableHttpService<Hosted, LocalSessionManager> = StreamableHttpService::new(
+        move || Ok(Hosted::new(app.clone())),
+        Default::default(),
+        StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_cancellation_token(shutdown.child_token()),
+    );
+    let mcp =
+        Router::new()
+            .nest_service("/mcp", service)
+            .layer(axum::middleware::from_fn_with_state(
+                tokens,
+                auth::authenticate,
+            ));
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .merge(mcp)
+}
