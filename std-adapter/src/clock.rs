@@ -49,7 +49,9 @@ pub struct StdMonotonicClock {
 impl StdMonotonicClock {
     /// A clock whose origin is now.
     pub fn new() -> Self {
-        Self { origin: Instant::now() }
+        Self {
+            origin: Instant::now(),
+        }
     }
 }
 
@@ -83,7 +85,11 @@ impl ManualClock {
 
     /// Moves the time forward by `ms`.
     pub fn advance(&self, ms: u64) {
-        let _ = self.0.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |t| Some(t.saturating_add(ms)));
+        let _ = self
+            .0
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |t| {
+                Some(t.saturating_add(ms))
+            });
     }
 
     /// The current reading.

@@ -9,21 +9,24 @@
 //!   calls with one id exactly one succeeds.
 //! * **Expiry**: an entry lives until its token expires (`expires_at > now`); after that the
 //!   id is forgotten (the token itself is then refused as expired anyway).
-//! * **Bounded**: at most `max_entries` entries in all, split evenly across the shards. A
-//!   shard full of live entries refuses new ids with [`ReplayError::Full`] (fail closed); it
-//!   never forgets a live id to make room.
-//! * **No stop-the-world sweep**: every call first evicts at most [`EVICT_PER_CALL`] expired
-//!   entries of its own shard (the earliest expiries, from the heap), and a full shard evicts
-//!   whatever has expired before refusing. Work per call is bounded and amortized O(log n),
-//!   and only one shard is ever locked.
+//! * **Bounded**: at most `max_entries` entries in all (one atomic counter across the
+//!   shards). When the cache is full, the call evicts up to [`EVICT_WHEN_FULL`] expired
+//!   entries of its own shard, then of each other shard that is not locked at that moment
+//!   (`try_lock`, never waiting), until a slot is free; if every entry is live it refuses the new id with [`ReplayError::Full`] (fail
+//!   closed): it never forgets a live id to make room.
+//! * **No stop-the-world sweep**: in passing, every call evicts at most [`EVICT_PER_CALL`]
+//!   expired entries of its own shard (the earliest expiries, popped from the heap), so
+//!   expired entries drain steadily at amortized O(log n) per call, and only one shard is
+//!   ever waited for.
 //!
 //! ## Memory
 //!
-//! Each entry costs one map slot (16-byte id + 8-byte expiry + 1 control byte, at a load factor
-//! of at most 7/8) and one heap slot (8 + 16 bytes). Both are allocated up front for
-//! `max_entries`, so the cache never reallocates and its size is fixed: measured about 60 bytes per
-//! entry (see `examples/replay_memory.rs`; `cargo run --release -p mrtr-std --example
-//! replay_memory`). One million entries take about 60 MB.
+//! Each entry costs one hash-map slot (16-byte id + 8-byte expiry + 1 control byte, load
+//! factor at most 7/8) and one heap slot (8 + 16 bytes); both tables grow by doubling, so an
+//! entry costs 53 to 105 bytes depending on where the tables are in their growth. Measured
+//! (resident set growth, cache full of live entries, `cargo run --release -p mrtr-std
+//! --example replay_memory -- 10000 100000 1000000`): 101, 67 and 80 bytes per entry. Plan
+//! on about 100 bytes per entry: 1 million live tokens take at most ~105 MB.
 //!
 //! ```
 //! use mrtr_std::replay_mem::MemoryReplayCache;
@@ -40,32 +43,29 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::fmt;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mrtr_core::TokenId;
 use mrtr_core::replay::{ReplayCache, ReplayError};
 
-/// Most expired entries one call evicts from its shard when the shard is not full.
+/// Most expired entries one call evicts from a shard in passing.
 pub const EVICT_PER_CALL: usize = 8;
+
+/// Most expired entries a call evicts per shard when the cache is full.
+pub const EVICT_WHEN_FULL: usize = 64;
 
 /// Default number of shards.
 pub const DEFAULT_SHARDS: usize = 64;
 
+#[derive(Default)]
 struct Shard {
     live: HashMap<TokenId, u64>,
     by_expiry: BinaryHeap<Reverse<(u64, TokenId)>>,
-    capacity: usize,
 }
 
 impl Shard {
-    fn new(capacity: usize) -> Self {
-        Self {
-            live: HashMap::with_capacity(capacity),
-            by_expiry: BinaryHeap::with_capacity(capacity),
-            capacity,
-        }
-    }
-
-    /// Pops the earliest expiry if it is past; `false` when nothing has expired.
+    /// Pops the earliest expiry if it is past; `false` when nothing has expired. The caller
+    /// releases the slot it held.
     fn evict_one(&mut self, now_ms: u64) -> bool {
         match self.by_expiry.peek() {
             Some(Reverse((exp, _))) if *exp <= now_ms => {}
@@ -80,31 +80,13 @@ impl Shard {
         true
     }
 
-    fn check_and_record(
-        &mut self,
-        id: &TokenId,
-        expires_at_ms: u64,
-        now_ms: u64,
-    ) -> Result<(), ReplayError> {
-        for _ in 0..EVICT_PER_CALL {
-            if !self.evict_one(now_ms) {
-                break;
-            }
+    /// Evicts up to `max` expired entries; returns how many.
+    fn evict(&mut self, now_ms: u64, max: usize) -> usize {
+        let mut n = 0;
+        while n < max && self.evict_one(now_ms) {
+            n += 1;
         }
-        if let Some(&exp) = self.live.get(id) {
-            if exp > now_ms {
-                return Err(ReplayError::Replayed);
-            }
-        }
-        // Heap slots bound memory (the heap may briefly hold a stale slot for a re-recorded id).
-        while self.by_expiry.len() >= self.capacity {
-            if !self.evict_one(now_ms) {
-                return Err(ReplayError::Full);
-            }
-        }
-        self.live.insert(*id, expires_at_ms);
-        self.by_expiry.push(Reverse((expires_at_ms, *id)));
-        Ok(())
+        n
     }
 }
 
@@ -115,29 +97,25 @@ impl Shard {
 pub struct MemoryReplayCache {
     shards: Box<[Mutex<Shard>]>,
     max_entries: usize,
+    /// Heap slots in use across all shards (each entry holds one).
+    used: AtomicUsize,
 }
 
 impl MemoryReplayCache {
-    /// A cache holding at most `max_entries` live token ids (at least one per shard), in
+    /// A cache holding at most `max_entries` live token ids (at least 1), in
     /// [`DEFAULT_SHARDS`] shards.
     pub fn new(max_entries: usize) -> Self {
         Self::with_shards(max_entries, DEFAULT_SHARDS)
     }
 
-    /// A cache holding at most `max_entries` live token ids in `shards` shards (rounded up to
-    /// a power of two, at least 1, and at most `max_entries`). Each shard holds
-    /// `max_entries / shards`, so the total may round down by fewer than `shards` entries.
+    /// A cache holding at most `max_entries` live token ids (at least 1) in `shards` shards
+    /// (rounded up to a power of two, between 1 and 1024).
     pub fn with_shards(max_entries: usize, shards: usize) -> Self {
-        let max_entries = max_entries.max(1);
-        let mut n = shards.clamp(1, max_entries).next_power_of_two();
-        if n > max_entries {
-            n /= 2;
-        }
-        let per_shard = max_entries / n;
-        let shards = (0..n).map(|_| Mutex::new(Shard::new(per_shard))).collect();
+        let n = shards.clamp(1, 1024).next_power_of_two();
         Self {
-            shards,
-            max_entries: per_shard * n,
+            shards: (0..n).map(|_| Mutex::new(Shard::default())).collect(),
+            max_entries: max_entries.max(1),
+            used: AtomicUsize::new(0),
         }
     }
 
@@ -164,10 +142,45 @@ impl MemoryReplayCache {
         self.len() == 0
     }
 
-    fn shard(&self, id: &TokenId) -> &Mutex<Shard> {
+    fn shard_index(&self, id: &TokenId) -> usize {
         // Token ids are uniformly random, so their first bytes spread ids evenly.
         let h = u32::from_le_bytes([id[0], id[1], id[2], id[3]]) as usize;
-        &self.shards[h & (self.shards.len() - 1)]
+        h & (self.shards.len() - 1)
+    }
+
+    fn reserve(&self) -> bool {
+        self.used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| {
+                (u < self.max_entries).then_some(u + 1)
+            })
+            .is_ok()
+    }
+
+    fn release(&self, n: usize) {
+        if n > 0 {
+            self.used.fetch_sub(n, Ordering::AcqRel);
+        }
+    }
+
+    /// The cache is full: frees expired entries, first in the locked shard `own`, then in the
+    /// others that are not locked right now (`try_lock`: never waits, never deadlocks), until a
+    /// slot is reserved. `false` when every reachable entry is live.
+    fn reserve_after_eviction(&self, own: &mut Shard, own_index: usize, now_ms: u64) -> bool {
+        self.release(own.evict(now_ms, EVICT_WHEN_FULL));
+        if self.reserve() {
+            return true;
+        }
+        let n = self.shards.len();
+        for step in 1..n {
+            let i = (own_index + step) & (n - 1);
+            if let Ok(mut other) = self.shards[i].try_lock() {
+                self.release(other.evict(now_ms, EVICT_WHEN_FULL));
+            }
+            if self.reserve() {
+                return true;
+            }
+        }
+        false
     }
 }
 
@@ -178,11 +191,23 @@ impl ReplayCache for MemoryReplayCache {
         expires_at_ms: u64,
         now_ms: u64,
     ) -> Result<(), ReplayError> {
-        match self.shard(id).lock() {
-            Ok(mut shard) => shard.check_and_record(id, expires_at_ms, now_ms),
-            // A panic while the lock was held: the shard may be inconsistent. Fail closed.
-            Err(_) => Err(ReplayError::Unavailable),
+        let index = self.shard_index(id);
+        // A panic while a lock was held may have left the shard inconsistent: fail closed.
+        let mut shard = self.shards[index]
+            .lock()
+            .map_err(|_| ReplayError::Unavailable)?;
+        self.release(shard.evict(now_ms, EVICT_PER_CALL));
+        if let Some(&exp) = shard.live.get(id) {
+            if exp > now_ms {
+                return Err(ReplayError::Replayed);
+            }
         }
+        if !self.reserve() && !self.reserve_after_eviction(&mut shard, index, now_ms) {
+            return Err(ReplayError::Full);
+        }
+        shard.live.insert(*id, expires_at_ms);
+        shard.by_expiry.push(Reverse((expires_at_ms, *id)));
+        Ok(())
     }
 }
 
@@ -190,6 +215,7 @@ impl fmt::Debug for MemoryReplayCache {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MemoryReplayCache")
             .field("capacity", &self.max_entries)
+            .field("used", &self.used.load(Ordering::Relaxed))
             .field("shards", &self.shards.len())
             .finish_non_exhaustive()
     }
@@ -254,9 +280,13 @@ mod tests {
         let c = MemoryReplayCache::with_shards(8, 1);
         assert_eq!(c.check_and_record(&id(1), 100, 0), Ok(()));
         // Expired but not yet evicted (no call in between): recorded again with a later expiry.
-        let mut shard = c.shards[0].lock().unwrap();
-        assert_eq!(shard.check_and_record(&id(1), 1_000, 100), Ok(()));
-        drop(shard);
+        // Simulate the race: the earlier entry is still held when the id comes back.
+        {
+            let mut shard = c.shards[0].lock().unwrap();
+            assert!(c.reserve());
+            shard.live.insert(id(1), 1_000);
+            shard.by_expiry.push(Reverse((1_000, id(1))));
+        }
         // The stale (100, id) slot is popped now; the live entry must survive it.
         assert_eq!(c.check_and_record(&id(2), 1_000, 200), Ok(()));
         assert_eq!(
@@ -277,12 +307,37 @@ mod tests {
     }
 
     #[test]
-    fn shard_count_is_a_power_of_two_within_capacity() {
+    fn shard_count_is_a_power_of_two() {
         assert_eq!(MemoryReplayCache::with_shards(1_000, 48).shards(), 64);
-        assert_eq!(MemoryReplayCache::with_shards(3, 64).shards(), 2);
-        assert_eq!(MemoryReplayCache::with_shards(0, 0).capacity(), 1);
+        assert_eq!(MemoryReplayCache::with_shards(3, 0).shards(), 1);
+        assert_eq!(MemoryReplayCache::with_shards(3, 5_000).shards(), 1024);
+        assert_eq!(MemoryReplayCache::with_shards(0, 8).capacity(), 1);
         let c = MemoryReplayCache::with_shards(1_000, 64);
-        assert_eq!(c.capacity(), 15 * 64);
-        assert!(format!("{c:?}").contains("capacity: 960"));
+        assert_eq!(c.capacity(), 1_000);
+        assert!(format!("{c:?}").contains("capacity: 1000"));
+    }
+
+    #[test]
+    fn capacity_is_global_and_a_full_cache_frees_expired_entries_of_other_shards() {
+        let c = MemoryReplayCache::with_shards(4, 4);
+        // Four ids, one per shard (the shard is the low bits of the first byte).
+        for n in 0..4u8 {
+            let mut i = [0u8; 16];
+            i[0] = n;
+            assert_eq!(c.check_and_record(&i, 100, 0), Ok(()));
+        }
+        let mut fresh = [0u8; 16];
+        fresh[0] = 0;
+        fresh[15] = 1;
+        assert_eq!(c.check_and_record(&fresh, 500, 50), Err(ReplayError::Full));
+        // At 100 they have all expired; the new id lands in shard 0 and may free any shard.
+        assert_eq!(c.check_and_record(&fresh, 500, 100), Ok(()));
+        for n in 1..4u8 {
+            let mut i = [0u8; 16];
+            i[0] = n;
+            i[15] = 2;
+            assert_eq!(c.check_and_record(&i, 500, 100), Ok(()), "shard {n}");
+        }
+        assert_eq!(c.used.load(Ordering::SeqCst), 4);
     }
 }

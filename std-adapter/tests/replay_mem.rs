@@ -1,0 +1,114 @@
+//! The in-process replay cache under many racing threads.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+
+use mrtr_std::core::replay::{ReplayCache, ReplayError};
+use mrtr_std::replay_mem::MemoryReplayCache;
+
+fn id(n: usize) -> [u8; 16] {
+    // Spread like random ids: a multiplicative hash in the first bytes picks the shard.
+    let h = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut id = [0u8; 16];
+    id[..8].copy_from_slice(&h.to_le_bytes());
+    id[8..].copy_from_slice(&(n as u64).to_le_bytes());
+    id
+}
+
+#[test]
+fn racing_threads_accept_each_id_exactly_once() {
+    const THREADS: usize = 8;
+    const IDS: usize = 5_000;
+    let cache = Arc::new(MemoryReplayCache::new(IDS));
+    let wins: Arc<Vec<AtomicUsize>> = Arc::new((0..IDS).map(|_| AtomicUsize::new(0)).collect());
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let handles: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let (cache, wins, barrier) = (cache.clone(), wins.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                let mut replays = 0;
+                for i in 0..IDS {
+                    // Different threads walk the ids from different offsets, so every id is
+                    // contended at some point and each thread wins some.
+                    let n = (i + t * IDS / THREADS) % IDS;
+                    match cache.check_and_record(&id(n), 10_000, 0) {
+                        Ok(()) => {
+                            wins[n].fetch_add(1, Ordering::SeqCst);
+                        }
+                        Err(ReplayError::Replayed) => replays += 1,
+                        Err(e) => panic!("unexpected {e:?}"),
+                    }
+                }
+                replays
+            })
+        })
+        .collect();
+    let replays: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    for (n, w) in wins.iter().enumerate() {
+        assert_eq!(w.load(Ordering::SeqCst), 1, "id {n}");
+    }
+    assert_eq!(replays, IDS * (THREADS - 1));
+    assert_eq!(cache.len(), IDS);
+}
+
+#[test]
+fn same_id_hammered_by_all_threads_at_once() {
+    const THREADS: usize = 16;
+    const ROUNDS: usize = 200;
+    let cache = Arc::new(MemoryReplayCache::new(ROUNDS));
+    for round in 0..ROUNDS {
+        let barrier = Arc::new(Barrier::new(THREADS));
+        let winners = Arc::new(AtomicUsize::new(0));
+        let handles: Vec<_> = (0..THREADS)
+            .map(|_| {
+                let (cache, barrier, winners) = (cache.clone(), barrier.clone(), winners.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    if cache.check_and_record(&id(round), 10_000, 0).is_ok() {
+                        winners.fetch_add(1, Ordering::SeqCst);
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(winners.load(Ordering::SeqCst), 1, "round {round}");
+    }
+}
+
+#[test]
+fn bounded_under_concurrency_and_fails_closed() {
+    const THREADS: usize = 4;
+    const PER_THREAD: usize = 1_000;
+    let cache = Arc::new(MemoryReplayCache::with_shards(256, 4));
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let full = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let (cache, accepted, full) = (cache.clone(), accepted.clone(), full.clone());
+            std::thread::spawn(move || {
+                for i in 0..PER_THREAD {
+                    match cache.check_and_record(&id(t * PER_THREAD + i), 10_000, 0) {
+                        Ok(()) => accepted.fetch_add(1, Ordering::SeqCst),
+                        Err(ReplayError::Full) => full.fetch_add(1, Ordering::SeqCst),
+                        Err(e) => panic!("unexpected {e:?}"),
+                    };
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let accepted = accepted.load(Ordering::SeqCst);
+    assert_eq!(accepted, cache.capacity(), "every slot used, none beyond");
+    assert_eq!(accepted + full.load(Ordering::SeqCst), THREADS * PER_THREAD);
+    assert_eq!(cache.len(), 256);
+    // Once the entries expire, new ids are accepted again.
+    assert_eq!(
+        cache.check_and_record(&id(1_000_000), 20_000, 10_000),
+        Ok(())
+    );
+}
