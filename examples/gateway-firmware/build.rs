@@ -149,7 +149,11 @@ fn field_u64(v: &Value, key: &str, path: &Path) -> u64 {
 
 fn hex(v: &Value, key: &str, path: &Path) -> Vec<u8> {
     let text = field_str(v, key, path);
-    assert!(text.len() % 2 == 0, "{}: {key} has odd length", path.display());
+    assert!(
+        text.len().is_multiple_of(2),
+        "{}: {key} has odd length",
+        path.display()
+    );
     (0..text.len())
         .step_by(2)
         .map(|i| {

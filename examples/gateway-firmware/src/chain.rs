@@ -34,8 +34,14 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
     let mut resumes_ok = 0u32;
     let refusal = loop {
         // Invocation `round` of the handler pauses and seals its step.
-        let token = match mrtr.pause(round, &binding, &ARGS, &step(round.get()), rng, &mut sealed_buf)
-        {
+        let token = match mrtr.pause(
+            round,
+            &binding,
+            &ARGS,
+            &step(round.get()),
+            rng,
+            &mut sealed_buf,
+        ) {
             Ok(s) => s.as_str(),
             Err(e) => {
                 report.check(false, format_args!("pause in round {}: {e}", round.get()));
@@ -46,7 +52,10 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
             Ok(r) => {
                 let same = r.round() == round.get() && r.continuation() == step(round.get());
                 if !same {
-                    report.check(false, format_args!("resume {} returns its own state", resumes_ok + 1));
+                    report.check(
+                        false,
+                        format_args!("resume {} returns its own state", resumes_ok + 1),
+                    );
                 }
                 resumes_ok += 1;
                 round = r.next_round();
@@ -57,7 +66,9 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
             break None;
         }
     };
-    report.note(format_args!("{resumes_ok} resumes opened, each with its own round and step"));
+    report.note(format_args!(
+        "{resumes_ok} resumes opened, each with its own round and step"
+    ));
     report.check(
         resumes_ok == DEFAULT_MAX_ROUNDS - 1,
         format_args!("call + {resumes_ok} resumes accepted (cap {DEFAULT_MAX_ROUNDS} invocations)"),

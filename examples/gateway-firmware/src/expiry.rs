@@ -29,19 +29,30 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng, delay: &
     };
     let binding = call(TOOL, OWNER);
     let mut sealed = Token::new();
-    let (text, expires_at) =
-        match mrtr.pause(Round::FIRST, &binding, &ARGS, b"awaiting: approval", rng, &mut sealed) {
-            Ok(s) => (TokenText::of(s.as_str()), s.expires_at_ms()),
-            Err(e) => {
-                report.check(false, format_args!("pause: {e}"));
-                return;
-            }
-        };
+    let (text, expires_at) = match mrtr.pause(
+        Round::FIRST,
+        &binding,
+        &ARGS,
+        b"awaiting: approval",
+        rng,
+        &mut sealed,
+    ) {
+        Ok(s) => (TokenText::of(s.as_str()), s.expires_at_ms()),
+        Err(e) => {
+            report.check(false, format_args!("pause: {e}"));
+            return;
+        }
+    };
     let sealed_at = expires_at - u64::from(TTL_MS);
     let mut buf = Token::new();
-    let early = mrtr.resume(text.as_str(), &binding, &ARGS, &mut buf).is_ok();
+    let early = mrtr
+        .resume(text.as_str(), &binding, &ARGS, &mut buf)
+        .is_ok();
     let elapsed = SysTickClock.now_ms() - sealed_at;
-    report.check(early, format_args!("opens {elapsed} ms after sealing (ttl {TTL_MS} ms)"));
+    report.check(
+        early,
+        format_args!("opens {elapsed} ms after sealing (ttl {TTL_MS} ms)"),
+    );
 
     delay.delay_ms(TTL_MS);
     let elapsed = SysTickClock.now_ms() - sealed_at;

@@ -40,16 +40,27 @@ impl TryCryptoRng for TrngStandIn {}
 
 /// Seals and resumes once with cipher `C`; true if the continuation came back.
 pub fn seal_and_open<C: Cipher>() -> bool {
-    let Ok(id) = KeyId::new(black_box("k1")) else { return false };
+    let Ok(id) = KeyId::new(black_box("k1")) else {
+        return false;
+    };
     let ring: KeyRing<C, 1> = KeyRing::new(Key::new(id, SecretKey::from_bytes(black_box([7; 32]))));
     let clock = ManualClock::new(black_box(1_795_996_800_000));
-    let Ok(mrtr) = Mrtr::builder(ring, &clock).build() else { return false };
+    let Ok(mrtr) = Mrtr::builder(ring, &clock).build() else {
+        return false;
+    };
     let binding = call(black_box(crate::TOOL), black_box(crate::OWNER));
     let continuation = black_box([0x42u8; MAX_CONTINUATION]);
     let args = black_box(crate::ARGS);
     let mut rng = TrngStandIn(black_box(1));
     let (mut sealed, mut buf) = (Token::new(), Token::new());
-    let Ok(token) = mrtr.pause(Round::FIRST, &binding, &args, &continuation, &mut rng, &mut sealed) else {
+    let Ok(token) = mrtr.pause(
+        Round::FIRST,
+        &binding,
+        &args,
+        &continuation,
+        &mut rng,
+        &mut sealed,
+    ) else {
         return false;
     };
     mrtr.resume(token.as_str(), &binding, &args, &mut buf)

@@ -19,9 +19,9 @@ pub mod measure;
 pub mod rejects;
 pub mod replay;
 pub mod report;
-pub mod text;
 pub mod rng;
 pub mod stack;
+pub mod text;
 pub mod vectors;
 
 use mrtr_core::cipher::Cipher;

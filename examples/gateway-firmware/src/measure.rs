@@ -39,7 +39,8 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng, timer: &
         "measure: sizes aad={} max_aad_len={MAX_AAD_LEN}",
         core::mem::size_of::<Aad>()
     ));
-    let to_instructions = |ticks: u32| u64::from(ticks) * CALIBRATION_INSTRUCTIONS / u64::from(calib);
+    let to_instructions =
+        |ticks: u32| u64::from(ticks) * CALIBRATION_INSTRUCTIONS / u64::from(calib);
 
     let (Ok(plain), Ok(spending)) = (
         Mrtr::builder(keys::ring::<C>(), SysTickClock).build(),
@@ -57,7 +58,9 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng, timer: &
     }
     let mut buf = Token::new();
 
-    let (sealed, (ticks, depth)) = measured(timer, || seal(&plain, &binding, &continuation, rng, &mut buf));
+    let (sealed, (ticks, depth)) = measured(timer, || {
+        seal(&plain, &binding, &continuation, rng, &mut buf)
+    });
     report.check(sealed, format_args!("measured seal produced a token"));
     line(report, "seal", depth, ticks, &to_instructions);
 
@@ -70,11 +73,21 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng, timer: &
         }
     };
     let t = text.as_str();
-    let (ok, (ticks, depth)) = measured(timer, || resume(&plain, t, &binding, &continuation, &mut buf));
-    report.check(ok, format_args!("measured resume opened the 256-byte continuation"));
+    let (ok, (ticks, depth)) = measured(timer, || {
+        resume(&plain, t, &binding, &continuation, &mut buf)
+    });
+    report.check(
+        ok,
+        format_args!("measured resume opened the 256-byte continuation"),
+    );
     line(report, "resume", depth, ticks, &to_instructions);
-    let (ok, (ticks, depth)) = measured(timer, || resume(&spending, t, &binding, &continuation, &mut buf));
-    report.check(ok, format_args!("measured resume with the replay set opened it too"));
+    let (ok, (ticks, depth)) = measured(timer, || {
+        resume(&spending, t, &binding, &continuation, &mut buf)
+    });
+    report.check(
+        ok,
+        format_args!("measured resume with the replay set opened it too"),
+    );
     line(report, "resume+replay", depth, ticks, &to_instructions);
 }
 

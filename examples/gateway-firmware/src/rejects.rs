@@ -20,7 +20,14 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
     };
     let binding = call(TOOL, OWNER);
     let mut sealed = Token::new();
-    let text = match mrtr.pause(Round::FIRST, &binding, &ARGS, b"awaiting: confirm", rng, &mut sealed) {
+    let text = match mrtr.pause(
+        Round::FIRST,
+        &binding,
+        &ARGS,
+        b"awaiting: confirm",
+        rng,
+        &mut sealed,
+    ) {
         Ok(s) => TokenText::of(s.as_str()),
         Err(e) => {
             report.check(false, format_args!("pause: {e}"));
@@ -87,10 +94,22 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
     );
 
     // Bound to the caller, the tool and the arguments.
-    let mallory = Principal::User { issuer: "https://idp.example", subject: "mallory" };
+    let mallory = Principal::User {
+        issuer: "https://idp.example",
+        subject: "mallory",
+    };
     let cases = [
         (call(TOOL, mallory), "another subject"),
-        (call(TOOL, Principal::User { issuer: "https://evil.example", subject: "owner-42" }), "another issuer"),
+        (
+            call(
+                TOOL,
+                Principal::User {
+                    issuer: "https://evil.example",
+                    subject: "owner-42",
+                },
+            ),
+            "another issuer",
+        ),
         (call(TOOL, Principal::Anonymous), "anonymous caller"),
         (call("thermostat.unlock", OWNER), "another target"),
     ];
@@ -136,12 +155,22 @@ fn rotation<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng, current
         format_args!("new key's token on a node not yet rotated"),
     );
     let mut sealed = Token::new();
-    match old.pause(Round::FIRST, &binding, &ARGS, b"before rotation", rng, &mut sealed) {
+    match old.pause(
+        Round::FIRST,
+        &binding,
+        &ARGS,
+        b"before rotation",
+        rng,
+        &mut sealed,
+    ) {
         Ok(s) => {
             let opened = rotated.resume(s.as_str(), &binding, &ARGS, &mut buf);
             report.check(
                 opened.is_ok_and(|r| r.continuation() == b"before rotation"),
-                format_args!("token of previous key {} opens after rotation", keys::PREVIOUS_ID),
+                format_args!(
+                    "token of previous key {} opens after rotation",
+                    keys::PREVIOUS_ID
+                ),
             );
         }
         Err(e) => {

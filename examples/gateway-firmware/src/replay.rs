@@ -67,7 +67,9 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
             .ttl_ms(TTL_MS)
             .replay_cache(&SEEN)
             .build(),
-        Mrtr::builder(keys::ring::<C>(), SysTickClock).ttl_ms(TTL_MS).build(),
+        Mrtr::builder(keys::ring::<C>(), SysTickClock)
+            .ttl_ms(TTL_MS)
+            .build(),
     ) else {
         report.check(false, format_args!("configurations build"));
         return;
@@ -90,7 +92,9 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
     }
 
     // Main loop spends, main loop refuses.
-    let Ok((t, _, _)) = seal(rng, &mut sealed) else { return fail_seal(report) };
+    let Ok((t, _, _)) = seal(rng, &mut sealed) else {
+        return fail_seal(report);
+    };
     let t = t.as_str();
     report.check(
         spending.resume(t, &binding, &ARGS, &mut buf).is_ok(),
@@ -103,7 +107,9 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
     );
 
     // The second link spends first (recorded in PendSV), the main loop refuses.
-    let Ok((t, id, exp)) = seal(rng, &mut sealed) else { return fail_seal(report) };
+    let Ok((t, id, exp)) = seal(rng, &mut sealed) else {
+        return fail_seal(report);
+    };
     report.check(
         second_link(id, exp) == Some(Ok(())),
         format_args!("PendSV records a token it accepted"),
@@ -115,9 +121,13 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
     );
 
     // The main loop spends first, the second link refuses.
-    let Ok((t, id, exp)) = seal(rng, &mut sealed) else { return fail_seal(report) };
+    let Ok((t, id, exp)) = seal(rng, &mut sealed) else {
+        return fail_seal(report);
+    };
     report.check(
-        spending.resume(t.as_str(), &binding, &ARGS, &mut buf).is_ok(),
+        spending
+            .resume(t.as_str(), &binding, &ARGS, &mut buf)
+            .is_ok(),
         format_args!("main loop accepts a fresh token"),
     );
     report.check(
@@ -126,13 +136,22 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
     );
 
     // Fill the set: one more live token fits, the next is refused, fail closed.
-    let Ok((t, _, _)) = seal(rng, &mut sealed) else { return fail_seal(report) };
+    let Ok((t, _, _)) = seal(rng, &mut sealed) else {
+        return fail_seal(report);
+    };
     report.check(
-        spending.resume(t.as_str(), &binding, &ARGS, &mut buf).is_ok(),
+        spending
+            .resume(t.as_str(), &binding, &ARGS, &mut buf)
+            .is_ok(),
         format_args!("fourth live token accepted"),
     );
-    report.check(SEEN.len() == CAPACITY, format_args!("replay set holds {} of {CAPACITY}", SEEN.len()));
-    let Ok((t, _, _)) = seal(rng, &mut sealed) else { return fail_seal(report) };
+    report.check(
+        SEEN.len() == CAPACITY,
+        format_args!("replay set holds {} of {CAPACITY}", SEEN.len()),
+    );
+    let Ok((t, _, _)) = seal(rng, &mut sealed) else {
+        return fail_seal(report);
+    };
     report.rejected(
         spending.resume(t.as_str(), &binding, &ARGS, &mut buf),
         Reason::ReplayStoreFull,
@@ -141,10 +160,17 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
 
     // Once the recorded tokens have expired their ids are evicted, and the set takes new ones.
     TickDelay.delay_ms(TTL_MS as u32);
-    let Ok((t, _, _)) = seal(rng, &mut sealed) else { return fail_seal(report) };
+    let Ok((t, _, _)) = seal(rng, &mut sealed) else {
+        return fail_seal(report);
+    };
     report.check(
-        spending.resume(t.as_str(), &binding, &ARGS, &mut buf).is_ok() && SEEN.len() == 1,
-        format_args!("after {TTL_MS} ms on the SysTick clock: expired ids evicted, new token accepted"),
+        spending
+            .resume(t.as_str(), &binding, &ARGS, &mut buf)
+            .is_ok()
+            && SEEN.len() == 1,
+        format_args!(
+            "after {TTL_MS} ms on the SysTick clock: expired ids evicted, new token accepted"
+        ),
     );
 }
 

@@ -71,7 +71,11 @@ impl Report {
 
     /// Prints the totals and ends the QEMU run: exit status 0 only if every check passed.
     pub fn finish(self) -> ! {
-        hprintln!("firmware checks: {} passed, {} failed", self.passed, self.failed);
+        hprintln!(
+            "firmware checks: {} passed, {} failed",
+            self.passed,
+            self.failed
+        );
         let verdict = if self.failed == 0 && self.passed > 0 {
             debug::EXIT_SUCCESS
         } else {

@@ -67,7 +67,11 @@ pub fn check<C: Cipher>(report: &mut Report, set: &VectorSet) {
     report.section("golden vectors");
     report.check(
         set.algorithm.eq_ignore_ascii_case(C::ALGORITHM.name()),
-        format_args!("vector file is for {} (backend {})", set.algorithm, C::ALGORITHM.name()),
+        format_args!(
+            "vector file is for {} (backend {})",
+            set.algorithm,
+            C::ALGORITHM.name()
+        ),
     );
     for v in set.vectors {
         one::<C>(report, v);
@@ -90,13 +94,25 @@ fn one<C: Cipher>(report: &mut Report, v: &Vector) {
         report.check(false, format_args!("{}: key id {:?}", v.name, v.key_id));
         return;
     };
-    report.check(aad_matches::<C>(v, &binding), format_args!("{}: associated data", v.name));
+    report.check(
+        aad_matches::<C>(v, &binding),
+        format_args!("{}: associated data", v.name),
+    );
 
     let clock = ManualClock::new(v.now_ms);
     let ring: KeyRing<C, 1> = KeyRing::new(Key::new(id, SecretKey::from_bytes(v.key)));
-    let rounds = u32::try_from(v.round).unwrap_or(u32::MAX).max(DEFAULT_MAX_ROUNDS);
-    let Ok(mrtr) = Mrtr::builder(ring, &clock).ttl_ms(v.ttl_ms).max_rounds(rounds.saturating_add(1)).build() else {
-        report.check(false, format_args!("{}: configuration (ttl {})", v.name, v.ttl_ms));
+    let rounds = u32::try_from(v.round)
+        .unwrap_or(u32::MAX)
+        .max(DEFAULT_MAX_ROUNDS);
+    let Ok(mrtr) = Mrtr::builder(ring, &clock)
+        .ttl_ms(v.ttl_ms)
+        .max_rounds(rounds.saturating_add(1))
+        .build()
+    else {
+        report.check(
+            false,
+            format_args!("{}: configuration (ttl {})", v.name, v.ttl_ms),
+        );
         return;
     };
     let (mut a, mut b) = (VectorBuf::new(), VectorBuf::new());
@@ -108,7 +124,10 @@ fn one<C: Cipher>(report: &mut Report, v: &Vector) {
         let next = mrtr
             .pause(round, &binding, &v.args_digest, b"", &mut drbg, &mut a)
             .ok()
-            .and_then(|s| mrtr.resume(s.as_str(), &binding, &v.args_digest, &mut b).ok())
+            .and_then(|s| {
+                mrtr.resume(s.as_str(), &binding, &v.args_digest, &mut b)
+                    .ok()
+            })
             .map(|r| r.next_round());
         match next {
             Some(n) => round = n,
@@ -120,11 +139,23 @@ fn one<C: Cipher>(report: &mut Report, v: &Vector) {
     }
 
     let mut rng = ReplayRng::new(v.rng);
-    match mrtr.pause(round, &binding, &v.args_digest, v.continuation, &mut rng, &mut a) {
+    match mrtr.pause(
+        round,
+        &binding,
+        &v.args_digest,
+        v.continuation,
+        &mut rng,
+        &mut a,
+    ) {
         Ok(s) => {
             report.check(
                 s.as_str() == v.token && rng.remaining() == 0,
-                format_args!("{}: round {} token reproduced ({} chars)", v.name, v.round, v.token.len()),
+                format_args!(
+                    "{}: round {} token reproduced ({} chars)",
+                    v.name,
+                    v.round,
+                    v.token.len()
+                ),
             );
         }
         Err(e) => {
@@ -133,9 +164,7 @@ fn one<C: Cipher>(report: &mut Report, v: &Vector) {
     }
     let opened = mrtr.resume(v.token, &binding, &v.args_digest, &mut b);
     report.check(
-        opened.is_ok_and(|r| {
-            r.continuation() == v.continuation && u64::from(r.round()) == v.round
-        }),
+        opened.is_ok_and(|r| r.continuation() == v.continuation && u64::from(r.round()) == v.round),
         format_args!("{}: recorded token opens to its continuation", v.name),
     );
 }

@@ -10,7 +10,11 @@ use mrtr_aes_gcm::Aes256Gcm;
 #[entry]
 fn main() -> ! {
     let ok = gateway_firmware::footprint::seal_and_open::<Aes256Gcm>();
-    debug::exit(if ok { debug::EXIT_SUCCESS } else { debug::EXIT_FAILURE });
+    debug::exit(if ok {
+        debug::EXIT_SUCCESS
+    } else {
+        debug::EXIT_FAILURE
+    });
     #[allow(clippy::empty_loop)]
     loop {}
 }

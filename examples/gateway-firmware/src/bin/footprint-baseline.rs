@@ -10,7 +10,11 @@ use cortex_m_semihosting::debug;
 #[entry]
 fn main() -> ! {
     let ok = core::hint::black_box(true);
-    debug::exit(if ok { debug::EXIT_SUCCESS } else { debug::EXIT_FAILURE });
+    debug::exit(if ok {
+        debug::EXIT_SUCCESS
+    } else {
+        debug::EXIT_FAILURE
+    });
     #[allow(clippy::empty_loop)]
     loop {}
 }

@@ -10,7 +10,11 @@ use mrtr_chacha20poly1305::ChaCha20Poly1305;
 #[entry]
 fn main() -> ! {
     let ok = gateway_firmware::footprint::seal_and_open::<ChaCha20Poly1305>();
-    debug::exit(if ok { debug::EXIT_SUCCESS } else { debug::EXIT_FAILURE });
+    debug::exit(if ok {
+        debug::EXIT_SUCCESS
+    } else {
+        debug::EXIT_FAILURE
+    });
     #[allow(clippy::empty_loop)]
     loop {}
 }

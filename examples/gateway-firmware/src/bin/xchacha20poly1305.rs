@@ -12,7 +12,10 @@ fn main() -> ! {
     let Some(p) = cortex_m::Peripherals::take() else {
         panic!("core peripherals taken twice");
     };
-    gateway_firmware::run::<XChaCha20Poly1305>(clock::Timer::start(p.SYST), &vectors::XCHACHA20_POLY1305)
+    gateway_firmware::run::<XChaCha20Poly1305>(
+        clock::Timer::start(p.SYST),
+        &vectors::XCHACHA20_POLY1305,
+    )
 }
 
 #[exception]
