@@ -253,7 +253,11 @@ fn shortest_digits(x: f64) -> (String, i32) {
         return (digits, n);
     };
     let reads_back = |d: &str| format!("0.{d}e{n}").parse::<f64>().ok() == Some(x);
-    let even = |d: &str| d.bytes().last().is_some_and(|b| (b - b'0') % 2 == 0);
+    let even = |d: &str| {
+        d.bytes()
+            .last()
+            .is_some_and(|b| (b - b'0').is_multiple_of(2))
+    };
     let (lower_ok, upper_ok) = (reads_back(&lower), reads_back(&upper));
     let mut pick = match (lower_ok, upper_ok) {
         (true, true) if even(&lower) => lower,
@@ -365,6 +369,35 @@ mod tests {
             let v = Value::Number(Number::from_f64(x).unwrap());
             assert_eq!(to_canonical_string(&v).unwrap(), expected, "{bits:016x}");
         }
+    }
+
+    #[test]
+    fn random_doubles_read_back_exactly_with_the_fewest_digits() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..50_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = f64::from_bits(x);
+            if !v.is_finite() {
+                continue;
+            }
+            let s = format_es(v);
+            assert_eq!(s.parse::<f64>().unwrap(), v, "{s} for {x:016x}");
+            let (digits, _) = shortest_digits(v.abs());
+            let (rust, _) = split_sci(&format!("{:e}", v.abs()));
+            assert_eq!(digits.len(), rust.len(), "{x:016x}");
+        }
+    }
+
+    #[test]
+    fn ties_between_two_shortest_candidates_go_to_the_even_digit() {
+        // Doubles near 1.4e15 are 0.25 apart: 1424953923781206.25 reads back from ...206.2 and
+        // ...206.3 alike, both 0.05 away; ECMAScript picks the even last digit.
+        assert_eq!(format_es(1424953923781206.25), "1424953923781206.2");
+        assert_eq!(format_es(-1424953923781206.25), "-1424953923781206.2");
+        // Not a tie: one candidate is strictly closer.
+        assert_eq!(format_es(1424953923781206.5), "1424953923781206.5");
     }
 
     #[test]

@@ -197,10 +197,10 @@ impl ReplayCache for MemoryReplayCache {
             .lock()
             .map_err(|_| ReplayError::Unavailable)?;
         self.release(shard.evict(now_ms, EVICT_PER_CALL));
-        if let Some(&exp) = shard.live.get(id) {
-            if exp > now_ms {
-                return Err(ReplayError::Replayed);
-            }
+        if let Some(&exp) = shard.live.get(id)
+            && exp > now_ms
+        {
+            return Err(ReplayError::Replayed);
         }
         if !self.reserve() && !self.reserve_after_eviction(&mut shard, index, now_ms) {
             return Err(ReplayError::Full);

@@ -78,7 +78,14 @@ fn base64_variants_decode_to_the_same_key() {
 
 #[test]
 fn each_problem_is_named_with_entry_and_key_id() {
-    let cases: Vec<(String, KeyConfigProblem, Option<usize>, Option<&str>, &str)> = vec![
+    type Case = (
+        String,
+        KeyConfigProblem,
+        Option<usize>,
+        Option<&'static str>,
+        &'static str,
+    );
+    let cases: Vec<Case> = vec![
         (
             String::new(),
             KeyConfigProblem::Empty,

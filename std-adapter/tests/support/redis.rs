@@ -77,10 +77,10 @@ impl RedisServer {
     fn wait_ready(&mut self, limit: Duration) -> bool {
         let start = Instant::now();
         while start.elapsed() < limit {
-            if let Some(child) = &mut self.child {
-                if let Ok(Some(_)) = child.try_wait() {
-                    return false; // exited: port taken or bad option
-                }
+            if let Some(child) = &mut self.child
+                && let Ok(Some(_)) = child.try_wait()
+            {
+                return false; // exited: port taken or bad option
             }
             if self.command(&["PING"]).as_deref() == Some("+PONG") {
                 return true;
