@@ -100,5 +100,7 @@ pub mod replay;
 pub mod replay_mem;
 #[cfg(feature = "redis")]
 pub mod replay_redis;
+#[cfg(feature = "redis")]
+pub mod replay_redis_sync;
 pub mod rng;
 pub mod subscription;

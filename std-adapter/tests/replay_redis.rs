@@ -340,3 +340,100 @@ async fn engines_on_two_nodes_share_single_use() {
         }
     }
 }
+
+fn blocking(
+    server: &RedisServer,
+    prefix: &str,
+) -> mrtr_std::replay_redis_sync::BlockingRedisReplayCache {
+    RedisReplayCache::builder(server.url())
+        .prefix(prefix)
+        .connect_timeout(Duration::from_millis(200))
+        .command_timeout(Duration::from_millis(200))
+        .reconnect_backoff(Duration::from_millis(50))
+        .build_blocking()
+        .unwrap()
+}
+
+#[test]
+fn blocking_cache_two_nodes_race_threads_exactly_once() {
+    use mrtr_std::core::replay::ReplayCache;
+    let server = RedisServer::start();
+    let nodes = [
+        Arc::new(blocking(&server, "sync:")),
+        Arc::new(blocking(&server, "sync:")),
+    ];
+    const IDS: u64 = 100;
+    let wins: Arc<Vec<AtomicUsize>> = Arc::new((0..IDS).map(|_| AtomicUsize::new(0)).collect());
+    let barrier = Arc::new(std::sync::Barrier::new(8));
+    let handles: Vec<_> = (0..8)
+        .map(|t| {
+            let (node, wins, barrier) = (nodes[t % 2].clone(), wins.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                for n in 0..IDS {
+                    match node.check_and_record(&id(n), NOW + 60_000, NOW) {
+                        Ok(()) => {
+                            wins[n as usize].fetch_add(1, Ordering::SeqCst);
+                        }
+                        Err(ReplayError::Replayed) => {}
+                        Err(e) => panic!("unexpected {e:?}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    for (n, w) in wins.iter().enumerate() {
+        assert_eq!(w.load(Ordering::SeqCst), 1, "id {n}");
+    }
+    // The same keys as the async cache: the two interoperate.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let async_cache = cache(&server, "sync:");
+    assert_eq!(
+        rt.block_on(async_cache.check_and_record(&id(3), NOW + 60_000, NOW)),
+        Err(ReplayError::Replayed)
+    );
+}
+
+#[test]
+fn blocking_cache_fails_closed_when_down_or_hung_and_recovers() {
+    use mrtr_std::core::replay::ReplayCache;
+    let mut server = RedisServer::start();
+    let c = blocking(&server, "syncdown:");
+    assert_eq!(c.check_and_record(&id(1), NOW + 60_000, NOW), Ok(()));
+    server.signal("-STOP");
+    let started = Instant::now();
+    assert_eq!(
+        c.check_and_record(&id(2), NOW + 60_000, NOW),
+        Err(ReplayError::Unavailable)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    server.signal("-CONT");
+    server.stop();
+    for n in 3..10 {
+        assert_eq!(
+            c.check_and_record(&id(n), NOW + 60_000, NOW),
+            Err(ReplayError::Unavailable)
+        );
+    }
+    server.restart();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while c.check_and_record(&id(20), NOW + 60_000, NOW) != Ok(()) {
+        assert!(Instant::now() < deadline, "never recovered");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        c.check_and_record(&id(20), NOW + 60_000, NOW),
+        Err(ReplayError::Replayed)
+    );
+    assert!(!format!("{c:?}").contains("127.0.0.1"));
+}
