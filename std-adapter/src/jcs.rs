@@ -394,8 +394,10 @@ mod tests {
     fn ties_between_two_shortest_candidates_go_to_the_even_digit() {
         // Doubles near 1.4e15 are 0.25 apart: 1424953923781206.25 reads back from ...206.2 and
         // ...206.3 alike, both 0.05 away; ECMAScript picks the even last digit.
-        assert_eq!(format_es(1424953923781206.25), "1424953923781206.2");
-        assert_eq!(format_es(-1424953923781206.25), "-1424953923781206.2");
+        let x = f64::from_bits(0x4314_3ff3_c1cb_0959);
+        assert_eq!(x, 1424953923781206.0 + 0.25);
+        assert_eq!(format_es(x), "1424953923781206.2");
+        assert_eq!(format_es(-x), "-1424953923781206.2");
         // Not a tie: one candidate is strictly closer.
         assert_eq!(format_es(1424953923781206.5), "1424953923781206.5");
     }
