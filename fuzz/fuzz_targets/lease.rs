@@ -9,8 +9,8 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use mrtr_core::lease::{
-    Action, CheckId, CheckResult, ContextHandle, Era, Failure, Lease, LeaseConfig, Phase,
-    TimeoutPhase,
+    Action, CheckId, CheckResult, ContextHandle, EndReason, Era, Failure, Lease, LeaseConfig,
+    Phase, TimeoutPhase,
 };
 
 #[derive(Arbitrary, Debug)]
@@ -208,13 +208,9 @@ fuzz_target!(|input: Input| {
             assert_eq!(lease.in_flight(), None, "the machine and runtime disagree");
             outstanding = None;
         }
-        if let Some(reason) = lease.end_reason() {
-            if era == Era::Listen {
-                assert!(!matches!(
-                    reason,
-                    mrtr_core::lease::EndReason::RetriesExhausted(_)
-                ));
-            }
+        if era == Era::Listen {
+            let retried = matches!(lease.end_reason(), Some(EndReason::RetriesExhausted(_)));
+            assert!(!retried, "listen leases never retry");
         }
         assert_gate(&lease, high_water);
         if let Err(broken) = lease.check_invariants(now) {

@@ -95,8 +95,11 @@ pub fn seal_token(key: (&str, [u8; 32]), nonce: [u8; NONCE_LEN], state: &[u8]) -
     token
 }
 
+/// A decoded token's header, nonce, body and tag.
+pub type Parts<'a> = (&'a [u8], &'a [u8], &'a [u8], &'a [u8; TAG_LEN]);
+
 /// Splits a decoded token into header, nonce, body and tag, if its framing allows.
-pub fn split(token: &[u8]) -> Option<(&[u8], &[u8], &[u8], &[u8; TAG_LEN])> {
+pub fn split(token: &[u8]) -> Option<Parts<'_>> {
     let k = *token.get(2)? as usize;
     let h = 3 + k;
     if token.len() < h + NONCE_LEN + TAG_LEN {

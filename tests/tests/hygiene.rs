@@ -11,8 +11,8 @@
 //! * every equality test of secret or authenticated material in core and the backends goes
 //!   through `subtle` (a source review that fails on any new non-reviewed comparison).
 //!
-//! What cannot be observed from here without `unsafe`: that a `TokenBuf` is wiped after a
-//! failed resume or on drop (no accessor exposes its bytes). See `SECURITY.md`.
+//! A failed resume wipes its `TokenBuf` (`TokenBuf::is_wiped`, asserted below for the four
+//! failures). What cannot be observed without `unsafe`: the wipe on drop. See `SECURITY.md`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -52,10 +52,10 @@ fn leaks(text: &str, bytes: &[u8]) -> Vec<String> {
         if text.contains(&decimal) || lower.contains(&hexed) {
             found.push(format!("window {w:?}"));
         }
-        if let Ok(s) = std::str::from_utf8(w) {
-            if text.contains(s) {
-                found.push(format!("text {s:?}"));
-            }
+        if let Ok(s) = std::str::from_utf8(w)
+            && text.contains(s)
+        {
+            found.push(format!("text {s:?}"));
         }
     }
     let encoded = b64::encode(bytes);
@@ -147,7 +147,7 @@ fn tokens_and_states_never_formatted<C: Cipher>() {
         assert_clean("Sealed (token text)", &s, &token_bytes);
         assert_clean("Sealed (continuation)", &s, CONTINUATION);
     }
-    drop(sealed);
+    // `sealed` borrows `out`; its last use is above.
     for s in debug_forms(&out) {
         assert_clean("TokenBuf after pause", &s, &token_bytes);
     }
@@ -159,7 +159,6 @@ fn tokens_and_states_never_formatted<C: Cipher>() {
         assert_clean("Resumed (continuation)", &s, CONTINUATION);
         assert_clean("Resumed (token text)", &s, &token_bytes);
     }
-    drop(resumed);
     for s in debug_forms(&buf) {
         assert_clean("TokenBuf after resume", &s, CONTINUATION);
     }
@@ -236,6 +235,7 @@ fn four_failures<C: Cipher>(detail: ErrorDetail) -> Vec<(&'static str, Rejection
             let err = mrtr
                 .resume(&text, &binding, &ARGS, &mut buf)
                 .expect_err(what);
+            assert!(buf.is_wiped(), "{what}: the token buffer was not wiped");
             (what, err)
         })
         .collect()
