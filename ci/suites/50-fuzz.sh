@@ -46,7 +46,8 @@ for t in "${targets[@]}"; do
         grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' "$work/$t.log" || true
         grep -E ' DONE ' "$work/$t.log" | tail -1 || true
     else
-        tail -60 "$work/$t.log" >&2
+        grep -E -A8 'panicked at|==ERROR|^SUMMARY' "$work/$t.log" | head -60 >&2 || true
+        tail -25 "$work/$t.log" >&2
         printf 'FAILED: fuzz target %s (reproducer in fuzz/artifacts/%s)\n' "$t" "$t" >&2
         failed+=("$t")
     fi
