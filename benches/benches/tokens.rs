@@ -8,16 +8,21 @@ use std::time::Duration;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_benches::peers::{self, Peer};
-use mrtr_benches::{ARGS, FastRng, OsRng, WallClock, binding, continuation, key_ring};
+use mrtr_benches::{ARGS, FastRng, binding, continuation, key_ring};
 use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 use mrtr_core::cipher::Cipher;
 use mrtr_core::{Mrtr, Round, TokenBuf, token_len_for};
+use mrtr_std::replay_mem::MemoryReplayCache;
+use mrtr_std::{OsRng, SystemClock};
 use rand_core::TryCryptoRng;
+
+/// In-process replay cache capacity for the cycle rows (2 s of ids at up to 1 M cycles/s).
+const CYCLE_CACHE: usize = 2_000_000;
 
 /// Seal, unseal and round trip of one backend at one continuation size, with the buffer sized
 /// for exactly that size (`N = token_len_for(n)`).
 fn mrtr_rows<C: Cipher, const N: usize>(c: &mut Criterion, id: &str, n: usize) {
-    let mrtr = Mrtr::builder(key_ring::<C>(), WallClock)
+    let mrtr = Mrtr::builder(key_ring::<C>(), SystemClock)
         .build()
         .expect("config");
     let call = binding();
@@ -59,14 +64,14 @@ fn mrtr_rows<C: Cipher, const N: usize>(c: &mut Criterion, id: &str, n: usize) {
         });
 
     roundtrip(c, id, n, &mrtr, &mut rng, &mut out, &mut buf);
-    cycle(c, id, n, &mrtr, &mut rng, &mut out, &mut buf);
+    cycle::<C, _, N>(c, id, n, &mut rng, &mut out, &mut buf);
 }
 
 fn roundtrip<C: Cipher, G: TryCryptoRng, const N: usize>(
     c: &mut Criterion,
     id: &str,
     n: usize,
-    mrtr: &Mrtr<C, WallClock>,
+    mrtr: &Mrtr<C, SystemClock>,
     rng: &mut G,
     out: &mut TokenBuf<N>,
     buf: &mut TokenBuf<N>,
@@ -85,23 +90,25 @@ fn roundtrip<C: Cipher, G: TryCryptoRng, const N: usize>(
         });
 }
 
-/// One resume of a chain: unseal + checks + replay record + seal of the next round, the token
-/// text carried in a reused `String` like a server's response buffer.
+/// One resume of a chain: unseal + checks + replay record (`mrtr-std`'s in-process cache) +
+/// seal of the next round, the token text carried in a reused `String` like a server's
+/// response buffer.
 fn cycle<C: Cipher, G: TryCryptoRng, const N: usize>(
     c: &mut Criterion,
     id: &str,
     n: usize,
-    mrtr: &Mrtr<C, WallClock>,
     rng: &mut G,
     out: &mut TokenBuf<N>,
     buf: &mut TokenBuf<N>,
 ) {
     let call = binding();
     let cont = continuation(n);
-    // Chains here run for millions of rounds: lift the cap, keep every other check.
-    let chain = Mrtr::builder(key_ring::<C>(), WallClock)
-        .ttl_ms(mrtr.ttl_ms())
+    // Chains here run for a million rounds: lift the cap and keep every other check. Ids
+    // live 2 s, so the cache holds the last ~2 s of ids.
+    let chain = Mrtr::builder(key_ring::<C>(), SystemClock)
+        .ttl_ms(2_000)
         .max_rounds(u32::MAX)
+        .replay_cache(MemoryReplayCache::new(CYCLE_CACHE))
         .build()
         .expect("config");
     let mut tok = String::with_capacity(N);
@@ -127,7 +134,7 @@ fn cycle<C: Cipher, G: TryCryptoRng, const N: usize>(
 /// mrtr's own work without the two `getrandom` system calls per seal: AES-256-GCM with a
 /// userspace generator (diagnostic row, not a supported configuration).
 fn mrtr_fast_rng<const N: usize>(c: &mut Criterion, n: usize) {
-    let mrtr = Mrtr::builder(key_ring::<Aes256Gcm>(), WallClock)
+    let mrtr = Mrtr::builder(key_ring::<Aes256Gcm>(), SystemClock)
         .build()
         .expect("config");
     let mut out = TokenBuf::<N>::new();

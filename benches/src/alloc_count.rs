@@ -51,8 +51,15 @@ pub fn snapshot() -> (u64, u64) {
 
 /// Average allocations and bytes per call of `f` over `iters` calls, after one warm-up call
 /// (which may fill lazily initialised state such as a thread-local RNG).
-pub fn per_op(iters: u64, mut f: impl FnMut()) -> (f64, f64) {
-    f();
+pub fn per_op(iters: u64, f: impl FnMut()) -> (f64, f64) {
+    per_op_after(1, iters, f)
+}
+
+/// Like [`per_op`], after `warm_up` uncounted calls (to reach a steady state).
+pub fn per_op_after(warm_up: u64, iters: u64, mut f: impl FnMut()) -> (f64, f64) {
+    for _ in 0..warm_up {
+        f();
+    }
     let (a0, b0) = snapshot();
     for _ in 0..iters {
         f();

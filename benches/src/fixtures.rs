@@ -1,10 +1,8 @@
 //! The inputs every row shares: continuation sizes, payload bytes, key, binding, clock, RNG.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
-use mrtr_core::{ArgsDigest, Binding, Clock, Principal};
+use mrtr_core::{ArgsDigest, Binding, Principal};
 use rand_core::{TryCryptoRng, TryRng};
 
 /// Continuation sizes, in bytes.
@@ -67,46 +65,19 @@ pub fn key_ring<C: Cipher>() -> KeyRing<C, 4> {
     KeyRing::new(Key::new(id, SecretKey::from_bytes(KEY)))
 }
 
-/// Wall-clock milliseconds, read from the system on every call, as a server would.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct WallClock;
-
-impl Clock for WallClock {
-    fn now_ms(&self) -> u64 {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64)
-    }
-}
-
-/// The operating system's CSPRNG through `getrandom`, one system call per fill: what
-/// `mrtr-std` gives a server.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct OsRng;
-
-impl TryRng for OsRng {
-    type Error = getrandom::Error;
-
-    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
-        getrandom::u32()
-    }
-
-    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
-        getrandom::u64()
-    }
-
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
-        getrandom::fill(dst)
-    }
-}
-
-impl TryCryptoRng for OsRng {}
-
 /// A userspace generator for isolating mrtr's own cost from the system call: a counter
 /// mixed with SplitMix64. NOT cryptographic; benchmark use only, never labelled as mrtr's
 /// real path.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FastRng(u64);
+
+impl FastRng {
+    /// A generator whose stream starts at a random point (seeded from the OS once), so that
+    /// generators created apart never repeat each other's ids in practice.
+    pub fn from_os() -> Self {
+        Self(getrandom::u64().expect("OS randomness"))
+    }
+}
 
 impl TryRng for FastRng {
     type Error = core::convert::Infallible;

@@ -1,5 +1,4 @@
-//! Shared fixtures for mrtr's benchmarks: payloads, the binding, a wall clock, the OS RNG, the
-//! raw-AEAD floor, the peer token libraries, and a counting allocator.
+//! Shared fixtures for mrtr's benchmarks: payloads, the binding, the raw-AEAD floor, the peer token libraries, and a counting allocator.
 //!
 //! Nothing here is timed: the criterion benches in `benches/` and the measurement binaries in
 //! `src/bin/` do the timing and counting. See `BENCHMARKS.md` and `ci/bench.sh`.

@@ -86,10 +86,8 @@ impl Allocs {
     /// `allocs (bytes)` for one row, or `–`.
     pub fn cell(&self, group: &str, row: &str, n: usize) -> String {
         match self.0.get(&(group.to_owned(), row.to_owned(), n)) {
-            Some((a, b)) if *a == 0.0 => {
-                let _ = b;
-                "0".to_owned()
-            }
+            Some((a, _)) if *a == 0.0 => "0".to_owned(),
+            Some((a, b)) if *a < 0.1 => format!("{a:.3} ({b:.0} B)"),
             Some((a, b)) => format!("{a:.1} ({b:.0} B)"),
             None => "–".to_owned(),
         }

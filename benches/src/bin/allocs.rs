@@ -1,27 +1,37 @@
 //! Heap allocations per operation for every benchmark row, under a counting global
 //! allocator. Prints tab-separated lines: `group  row  bytes  allocs_per_op  alloc_bytes_per_op`.
 //!
-//! Usage: `allocs [ITERATIONS]` (default 2000).
+//! Usage: `allocs [ITERATIONS [ROW-FILTER]]` (default 2000 iterations, every row).
 
 use mrtr_aes_gcm::Aes256Gcm;
-use mrtr_benches::alloc_count::{Counting, per_op};
+use mrtr_benches::alloc_count::{Counting, per_op, per_op_after};
 use mrtr_benches::floor::{self, RawAead};
 use mrtr_benches::peers;
-use mrtr_benches::{ARGS, OsRng, SIZES, WallClock, binding, continuation, key_ring};
+use mrtr_benches::{ARGS, SIZES, binding, continuation, key_ring};
 use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 use mrtr_core::cipher::Cipher;
 use mrtr_core::{Mrtr, Round, TokenBuf, token_len_for};
+use mrtr_std::clock::ManualClock;
+use mrtr_std::replay_mem::MemoryReplayCache;
+use mrtr_std::{OsRng, SystemClock};
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
+
+/// Whether a row passes the optional filter (second argument, a substring of the row id).
+fn wanted(id: &str) -> bool {
+    std::env::args().nth(2).is_none_or(|f| id.contains(&f))
+}
 
 fn line(group: &str, row: &str, n: usize, (allocs, bytes): (f64, f64)) {
     println!("{group}\t{row}\t{n}\t{allocs:.2}\t{bytes:.0}");
 }
 
 fn mrtr_rows<C: Cipher, const N: usize>(iters: u64, id: &str, n: usize) {
-    let mrtr = Mrtr::builder(key_ring::<C>(), WallClock)
-        .max_rounds(u32::MAX)
+    if !wanted(id) {
+        return;
+    }
+    let mrtr = Mrtr::builder(key_ring::<C>(), SystemClock)
         .build()
         .expect("config");
     let call = binding();
@@ -69,15 +79,32 @@ fn mrtr_rows<C: Cipher, const N: usize>(iters: u64, id: &str, n: usize) {
         }),
     );
 
+    // The cycle with the in-process replay cache in its steady state: ids live 1000 ms on a
+    // clock that moves 1 ms per cycle, so after the warm-up each record evicts about one
+    // expired id and the cache's tables have stopped growing (while they grow, doubling
+    // allocates, amortised).
+    let clock = ManualClock::new(1_000_000);
+    let chain = Mrtr::builder(key_ring::<C>(), &clock)
+        .ttl_ms(1_000)
+        .max_rounds(u32::MAX)
+        .replay_cache(MemoryReplayCache::new(100_000))
+        .build()
+        .expect("config");
     let mut tok = String::with_capacity(N);
-    tok.push_str(&token);
+    tok.push_str(
+        chain
+            .pause(Round::FIRST, &call, &ARGS, &cont, &mut rng, &mut out)
+            .expect("seal")
+            .as_str(),
+    );
     line(
         "cycle",
         id,
         n,
-        per_op(iters, || {
-            let r = mrtr.resume(&tok, &call, &ARGS, &mut buf).expect("resume");
-            let s = mrtr
+        per_op_after(20_000, iters, || {
+            clock.advance(1);
+            let r = chain.resume(&tok, &call, &ARGS, &mut buf).expect("resume");
+            let s = chain
                 .pause(r.next_round(), &call, &ARGS, &cont, &mut rng, &mut out)
                 .expect("seal");
             tok.clear();
@@ -96,6 +123,9 @@ macro_rules! per_size {
 }
 
 fn floor_rows(iters: u64, aead: &dyn RawAead) {
+    if !wanted(aead.id()) {
+        return;
+    }
     for n in SIZES {
         let mut buf = continuation(n);
         line(
@@ -133,7 +163,7 @@ fn main() {
         floor_rows(iters, aead);
     }
 
-    for mut peer in peers::all() {
+    for mut peer in peers::all().into_iter().filter(|p| wanted(p.id())) {
         for n in SIZES {
             let cont = continuation(n);
             let id = peer.id();

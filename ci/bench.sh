@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The benchmark report: runs every benchmark of issue 7 and writes BENCHMARKS.md.
+#
+#   bash ci/bench.sh            # full run, ~10-15 minutes on 2 cores
+#   QUICK=1 bash ci/bench.sh    # a few-minute smoke run (short criterion times)
+#
+# Not part of ci/test.sh: benchmark numbers come from this command only. It builds into
+# $CARGO_TARGET_DIR (default /work/targets/bench), starts its own redis-server on a free
+# loopback port and stops it again, and records the machine and its load before and after,
+# since timings on a shared machine are only as good as its quiet.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. ci/lib.sh
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/work/targets/bench}"
+OUT="${OUT:-BENCHMARKS.md}"
+WORK="$CARGO_TARGET_DIR/bench-report"
+mkdir -p "$WORK"
+
+if [ "${QUICK:-0}" = 1 ]; then
+    CRIT=(--warm-up-time 0.1 --measurement-time 0.3 --sample-size 10)
+    ALLOC_ITERS=300; REPLAY_SECS=0.5
+else
+    CRIT=(--warm-up-time 0.5 --measurement-time 1.5 --sample-size 30)
+    ALLOC_ITERS=3000; REPLAY_SECS=2
+fi
+
+ensure_redis
+ensure_cmd pkg-config pkg-config
+dpkg -s libssl-dev >/dev/null 2>&1 || { apt_update_once; apt-get install -y -qq libssl-dev >/dev/null; }
+
+log "building mrtr-benches (release)"
+cargo build -q --release --locked -p mrtr-benches --benches --bins
+
+# A free loopback port for Redis.
+port=""
+for p in $(seq 16379 16479); do
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
+done
+[ -n "$port" ] || die "no free loopback port for redis-server"
+redis_dir="$(mktemp -d)"
+redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+    --dir "$redis_dir" --daemonize yes --pidfile "$redis_dir/redis.pid" >/dev/null
+stop_redis() {
+    if [ -f "$redis_dir/redis.pid" ]; then kill "$(cat "$redis_dir/redis.pid")" 2>/dev/null || true; fi
+    rm -rf "$redis_dir"
+}
+trap stop_redis EXIT
+for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+redis-cli -p "$port" ping >/dev/null || die "redis-server did not start on port $port"
+
+load_before="$(uptime)"
+started="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+
+log "criterion: raw AEAD floors and implementations"
+rm -rf "$CARGO_TARGET_DIR/criterion"
+cargo bench -q --locked -p mrtr-benches --bench aead -- "${CRIT[@]}" >"$WORK/aead.txt"
+log "criterion: mrtr, the b64 decoder and peers"
+cargo bench -q --locked -p mrtr-benches --bench tokens -- "${CRIT[@]}" >"$WORK/tokens.txt"
+log "allocations per operation"
+"$CARGO_TARGET_DIR/release/allocs" "$ALLOC_ITERS" >"$WORK/allocs.tsv"
+log "replay caches (in-process and Redis on 127.0.0.1:$port)"
+MRTR_BENCH_REDIS="redis://127.0.0.1:$port/" "$CARGO_TARGET_DIR/release/replay" "$REPLAY_SECS" >"$WORK/replay.tsv"
+redis_mem="$(redis-cli -p "$port" info memory | tr -d '\r' | awk -F: '/^used_memory:/ {print $2}')"
+redis_keys="$(redis-cli -p "$port" dbsize | tr -d '\r')"
+if [ "${redis_keys:-0}" -gt 0 ]; then
+    printf 'redis-bytes-per-key\t%s\tB\tRedis used_memory per replay key after the run (%s keys, includes the empty-server baseline)\n' \
+        "$((redis_mem / redis_keys))" "$redis_keys" >>"$WORK/replay.tsv"
+fi
+
+finished="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+load_after="$(uptime)"
+cpu="$(awk -F: '/model name/ {sub(/^ /, "", $2); print $2; exit}' /proc/cpuinfo)"
+{
+    echo "## Machine"
+    echo
+    echo "* CPU: $cpu, $(nproc) cores ($(grep -o -w -E 'aes|avx2|avx512f|vaes|vpclmulqdq|sha_ni' /proc/cpuinfo | sort -u | tr '\n' ' '))"
+    echo "* Memory: $(free -g | awk '/Mem:/ {print $2}') GiB; kernel $(uname -r)"
+    echo "* Toolchain: $(rustc --version); release profile, no target-cpu flags (runtime CPU feature detection)"
+    echo "* Run: $started to $finished (UTC), criterion ${CRIT[*]}"
+    echo "* Load before: \`${load_before#*load}\`; after: \`${load_after#*load}\`"
+    echo "* Redis: $(redis-server --version | awk '{print $3}' | tr -d 'v='), loopback"
+    echo
+    echo "The machine is shared (other engineers compile on the same 2 cores). A 1-minute load"
+    echo "average above 2 means the run competed for CPU: treat absolute times as upper bounds;"
+    echo "ratios within one run are the more stable numbers."
+} >"$WORK/machine.md"
+
+"$CARGO_TARGET_DIR/release/report" "$CARGO_TARGET_DIR/criterion" "$WORK/allocs.tsv" \
+    "$WORK/replay.tsv" "$WORK/machine.md" "$OUT"
+log "wrote $OUT (raw outputs in $WORK)"
