@@ -28,6 +28,7 @@ for target in "${FW_TARGETS[@]}"; do
     done
 done
 {
+    echo "mrtr commit $(git -C "$MRTR_ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
     "$CROSS_RUSTC" --version
     qemu-system-arm --version | head -n 1
 } > "$logs/versions.txt"
