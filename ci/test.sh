@@ -12,6 +12,7 @@ SUITES=(
     20-nostd-build    # core + backends build for thumbv7em-none-eabihf without alloc
     30-firmware-qemu  # gateway firmware checks on Cortex-M4F and Cortex-M3 under QEMU, per backend
     50-fuzz           # cargo-fuzz targets, 30 s each from the committed seeds; any crash fails
+    60-peers          # hosted MCP server vs Python/TypeScript/rmcp clients, wire negatives, 2 nodes + Redis, conformance MRTR
 )
 
 passed=0; failed=0; failed_names=()

@@ -62,6 +62,10 @@ pub struct Config {
     #[arg(long, env = "MRTR_REDIS_URL")]
     pub redis_url: Option<String>,
 
+    /// Key prefix in Redis; nodes that share tokens must share it.
+    #[arg(long, default_value = "mrtr-hosted:replay:")]
+    pub redis_prefix: String,
+
     /// Bearer token map: lines of `TOKEN ISSUER SUBJECT`. Default: the built-in demo tokens.
     #[arg(long, env = "MRTR_TOKENS_FILE")]
     pub tokens: Option<PathBuf>,

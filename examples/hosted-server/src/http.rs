@@ -10,10 +10,12 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::{self, TokenMap};
+use crate::preflight;
 use crate::server::{App, Hosted};
 
 /// The router serving `/mcp` and `/healthz`.
 pub fn router(app: Arc<App>, tokens: Arc<TokenMap>, shutdown: &CancellationToken) -> Router {
+    let preflight_app = app.clone();
     let service: StreamableHttpService<Hosted, LocalSessionManager> = StreamableHttpService::new(
         move || Ok(Hosted::new(app.clone())),
         Default::default(),
@@ -22,13 +24,16 @@ pub fn router(app: Arc<App>, tokens: Arc<TokenMap>, shutdown: &CancellationToken
             .with_json_response(true)
             .with_cancellation_token(shutdown.child_token()),
     );
-    let mcp =
-        Router::new()
-            .nest_service("/mcp", service)
-            .layer(axum::middleware::from_fn_with_state(
-                tokens,
-                auth::authenticate,
-            ));
+    let mcp = Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(
+            preflight_app,
+            preflight::preflight,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            tokens,
+            auth::authenticate,
+        ));
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .merge(mcp)

@@ -8,6 +8,7 @@ mod call;
 mod config;
 mod conformance;
 mod http;
+mod preflight;
 mod prompts;
 mod resources;
 mod seal;
@@ -20,6 +21,7 @@ use anyhow::Context;
 use clap::Parser;
 use mrtr_std::keys::KeyConfig;
 use mrtr_std::replay_mem::MemoryReplayCache;
+use mrtr_std::replay_redis::RedisReplayCache;
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
@@ -36,6 +38,7 @@ async fn main() -> anyhow::Result<()> {
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let config = Config::parse();
     let app = Arc::new(build_app(&config).await?);
@@ -55,7 +58,16 @@ async fn build_app(config: &Config) -> anyhow::Result<App> {
     let replay = match config.replay_choice() {
         ReplayChoice::Memory => Replay::Memory(MemoryReplayCache::new(config.replay_capacity)),
         ReplayChoice::Off => Replay::Off,
-        ReplayChoice::Redis => anyhow::bail!("the Redis replay cache is not available yet"),
+        ReplayChoice::Redis => {
+            let Some(url) = &config.redis_url else {
+                anyhow::bail!("--replay redis needs --redis-url (or MRTR_REDIS_URL)");
+            };
+            let cache = RedisReplayCache::builder(url.as_str())
+                .prefix(config.redis_prefix.as_str())
+                .build()
+                .context("Redis replay cache")?;
+            Replay::Redis(cache)
+        }
     };
     let limits = Limits {
         ttl_ms: config.ttl_ms,

@@ -2,12 +2,13 @@
 //! replay cache (off, in process, or Redis), behind one type the handlers share.
 
 use mrtr_std::core::replay::{NoReplayCache, ReplayError};
-use mrtr_std::core::{ErrorDetail, Mrtr, Round, SealError, TokenId};
+use mrtr_std::core::{ErrorDetail, Mrtr, Reason, Round, SealError, TokenId};
 use mrtr_std::engine::{Engine, Step};
 use mrtr_std::jsonrpc::{JsonRpcError, ResumeRequest};
 use mrtr_std::keys::KeyConfig;
 use mrtr_std::replay::AsyncReplayCache;
 use mrtr_std::replay_mem::MemoryReplayCache;
+use mrtr_std::replay_redis::RedisReplayCache;
 use mrtr_std::{Aes256Gcm, ChaCha20Poly1305, SystemClock};
 
 /// Which AEAD seals `requestState`.
@@ -25,6 +26,8 @@ pub enum Replay {
     Off,
     /// In this process only.
     Memory(MemoryReplayCache),
+    /// In Redis, shared by every node using the same Redis and key prefix.
+    Redis(RedisReplayCache),
 }
 
 impl Replay {
@@ -33,6 +36,7 @@ impl Replay {
         match self {
             Self::Off => "off",
             Self::Memory(_) => "in-process",
+            Self::Redis(_) => "redis",
         }
     }
 }
@@ -53,6 +57,7 @@ impl AsyncReplayCache for Replay {
             Self::Memory(c) => {
                 AsyncReplayCache::check_and_record(c, id, expires_at_ms, now_ms).await
             }
+            Self::Redis(c) => c.check_and_record(id, expires_at_ms, now_ms).await,
         }
     }
 }
@@ -130,6 +135,14 @@ impl Sealer {
             Self::Aes(e) => e.pause(req, round, continuation),
             Self::ChaCha(e) => e.pause(req, round, continuation),
         }
+    }
+
+    /// The rejection for `reason`, in this engine's error-detail mode.
+    pub fn reject(&self, reason: Reason) -> JsonRpcError {
+        JsonRpcError::from_rejection(match self {
+            Self::Aes(e) => e.mrtr().reject(reason),
+            Self::ChaCha(e) => e.mrtr().reject(reason),
+        })
     }
 
     /// The replay cache in use.

@@ -26,6 +26,24 @@ def server_url() -> str:
     return _url("MRTR_SERVER_URL")
 
 
+@pytest.fixture
+def short_ttl_url() -> str:
+    """A server whose tokens live 1000 ms."""
+    return _url("MRTR_SHORT_TTL_URL")
+
+
+@pytest.fixture
+def node_a_url() -> str:
+    """Node A: ChaCha20-Poly1305, configured key ring, Redis replay cache shared with B."""
+    return _url("MRTR_NODE_A_URL")
+
+
+@pytest.fixture
+def node_b_url() -> str:
+    """Node B: same key ring and Redis as node A."""
+    return _url("MRTR_NODE_B_URL")
+
+
 def connect(url: str, token: str | None = "alice-token", **callbacks) -> Client:
     """A 2026-07-28 client for `url`, authenticated with a bearer `token`."""
     headers = {"Authorization": f"Bearer {token}"} if token else None

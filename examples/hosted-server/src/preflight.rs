@@ -1,0 +1,118 @@
+//! Checks on the raw JSON-RPC body that must run before rmcp parses it.
+//!
+//! rmcp deserializes `requestState` as a string: a request whose `requestState` is a number,
+//! object, array or boolean fails to parse there and is answered `-32601`. mrtr's contract is
+//! the uniform `-32602` rejection for any unusable `requestState`, so this layer answers such
+//! requests itself, with the error mrtr-std builds.
+
+use std::sync::Arc;
+
+use axum::body::{Body, to_bytes};
+use axum::extract::{Request, State};
+use axum::http::{Method as HttpMethod, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use mrtr_std::core::Reason;
+use mrtr_std::jsonrpc::{JsonRpcError, Method};
+use serde_json::{Value, json};
+
+use crate::server::App;
+
+/// Largest request body this layer buffers (rmcp applies its own limits after it).
+pub const MAX_BODY: usize = 4 * 1024 * 1024;
+
+/// What the preflight decided for one JSON-RPC message.
+#[derive(Debug, PartialEq)]
+pub enum Verdict {
+    /// Hand it to rmcp.
+    Pass,
+    /// Answer with this JSON-RPC error for request `id`.
+    Reject { id: Value, error: Value },
+}
+
+/// Checks one parsed JSON-RPC message.
+pub fn check(message: &Value, reject: impl Fn(Reason) -> JsonRpcError) -> Verdict {
+    let Some(method) = message.get("method").and_then(Value::as_str) else {
+        return Verdict::Pass;
+    };
+    if Method::from_name(method).is_none() {
+        return Verdict::Pass;
+    }
+    match message.pointer("/params/requestState") {
+        None | Some(Value::String(_)) => Verdict::Pass,
+        Some(_) => {
+            tracing::info!(target: "mrtr", reason = Reason::Malformed.as_str(), method, "requestState rejected: not a string");
+            Verdict::Reject {
+                id: message.get("id").cloned().unwrap_or(Value::Null),
+                error: reject(Reason::Malformed).to_value(),
+            }
+        }
+    }
+}
+
+/// Axum middleware running [`check`] on POST bodies.
+pub async fn preflight(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    if request.method() != HttpMethod::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match to_bytes(body, MAX_BODY).await {
+        Ok(b) => b,
+        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response(),
+    };
+    if let Ok(message) = serde_json::from_slice::<Value>(&bytes) {
+        if let Verdict::Reject { id, error } = check(&message, |r| app.sealer.reject(r)) {
+            let body = json!({"jsonrpc": "2.0", "id": id, "error": error}).to_string();
+            return ([(header::CONTENT_TYPE, "application/json")], body).into_response();
+        }
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mrtr_std::core::{ErrorDetail, Rejection};
+
+    fn reject(r: Reason) -> JsonRpcError {
+        JsonRpcError::from_rejection(Rejection::new(r, ErrorDetail::Uniform))
+    }
+
+    #[test]
+    fn non_string_state_on_pausable_methods_is_rejected_uniformly() {
+        for bad in [
+            json!(1),
+            json!({"a": 1}),
+            json!(["x"]),
+            json!(true),
+            json!(null),
+        ] {
+            let msg = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                             "params": {"name": "t", "requestState": bad}});
+            let Verdict::Reject { id, error } = check(&msg, reject) else {
+                panic!("accepted {msg}");
+            };
+            assert_eq!(id, json!(7));
+            assert_eq!(
+                error,
+                json!({"code": -32602, "message": "Invalid or expired requestState",
+                                     "data": {"reason": "invalid_request_state"}})
+            );
+        }
+    }
+
+    #[test]
+    fn everything_else_passes() {
+        let ok = [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t", "requestState": "abc"}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": "t"}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"requestState": 5}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled"}),
+            json!([1, 2]),
+        ];
+        for msg in ok {
+            assert_eq!(check(&msg, reject), Verdict::Pass, "{msg}");
+        }
+    }
+}
