@@ -174,32 +174,50 @@ pub struct Aad {
 }
 
 impl Aad {
+    /// An empty buffer, to be filled in place with [`Aad::fill`].
+    ///
+    /// The buffer is large (about 1.6 KiB): on small stacks, keep one `Aad` in place and fill
+    /// it rather than moving built values around (each move can cost a stack copy).
+    pub const fn new() -> Self {
+        Self {
+            buf: [0; MAX_AAD_LEN],
+            len: 0,
+        }
+    }
+
     /// Builds the canonical associated data for a token header and a binding.
     ///
     /// Returns `None` only if `header` is longer than a valid header can be.
     pub fn build(header: &[u8], binding: &Binding<'_>) -> Option<Self> {
+        let mut aad = Self::new();
+        aad.fill(header, binding)?;
+        Some(aad)
+    }
+
+    /// Replaces the contents with the canonical associated data for `header` and `binding`,
+    /// in place, and returns the bytes.
+    ///
+    /// Returns `None` only if `header` is longer than a valid header can be.
+    pub fn fill(&mut self, header: &[u8], binding: &Binding<'_>) -> Option<&[u8]> {
         if header.len() > MAX_HEADER_LEN {
             return None;
         }
-        let mut aad = Self {
-            buf: [0; MAX_AAD_LEN],
-            len: 0,
-        };
-        aad.put(header);
+        self.len = 0;
+        self.put(header);
         match binding.principal {
-            Principal::Anonymous => aad.put(&[0x00]),
+            Principal::Anonymous => self.put(&[0x00]),
             Principal::User { issuer, subject } => {
-                aad.put(&[0x01]);
-                aad.put_prefixed(issuer.as_bytes());
-                aad.put_prefixed(subject.as_bytes());
+                self.put(&[0x01]);
+                self.put_prefixed(issuer.as_bytes());
+                self.put_prefixed(subject.as_bytes());
             }
         }
-        aad.put(binding.method.as_bytes());
-        aad.put(&[0x00]);
-        aad.put(binding.protocol_version.as_bytes());
-        aad.put(&[0x00]);
-        aad.put(binding.target.as_bytes());
-        Some(aad)
+        self.put(binding.method.as_bytes());
+        self.put(&[0x00]);
+        self.put(binding.protocol_version.as_bytes());
+        self.put(&[0x00]);
+        self.put(binding.target.as_bytes());
+        Some(self.as_bytes())
     }
 
     /// The associated-data bytes.
@@ -220,6 +238,12 @@ impl Aad {
         // Fields are at most 255 bytes, so the length always fits a u16.
         self.put(&(bytes.len() as u16).to_be_bytes());
         self.put(bytes);
+    }
+}
+
+impl Default for Aad {
+    fn default() -> Self {
+        Self::new()
     }
 }
 

@@ -276,10 +276,11 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
             out.wipe();
             return Err(SealError::Rng);
         }
-        let sealed = match (state.write(body), Aad::build(header, binding)) {
+        let mut aad = Aad::new();
+        let sealed = match (state.write(body), aad.fill(header, binding)) {
             (Some(()), Some(aad)) => key
                 .cipher()
-                .seal_in_place(nonce, aad.as_bytes(), body)
+                .seal_in_place(nonce, aad, body)
                 .map_err(|_| SealError::Crypto),
             // Unreachable: lengths were checked above. Still never leave plaintext behind.
             _ => Err(SealError::TooLarge),
@@ -404,12 +405,13 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
             .keys
             .find(&header[field::KEY_ID..])
             .ok_or(Reason::UnknownKey)?;
-        let aad = Aad::build(header, binding).ok_or(Reason::Malformed)?;
+        let mut aad = Aad::new();
+        let aad = aad.fill(header, binding).ok_or(Reason::Malformed)?;
         let (nonce, rest) = rest.split_at_mut(nonce_len);
         let (body, tag) = rest.split_at_mut(rest.len() - TAG_LEN);
         let tag: &[u8; TAG_LEN] = (&*tag).try_into().map_err(|_| Reason::Malformed)?;
         key.cipher()
-            .open_in_place(nonce, aad.as_bytes(), body, tag)
+            .open_in_place(nonce, aad, body, tag)
             .map_err(|_| Reason::Tampered)?;
         Ok(frame.state_range())
     }

@@ -62,11 +62,15 @@ struct Entry {
 }
 
 /// Up to `N` live token ids in a fixed array. Expired entries are evicted on every call; when
-/// all `N` are live, a new id is refused with [`ReplayError::Full`].
+/// all `N` are live, a new id is refused with [`ReplayError::Full`]. Time is the latest `now`
+/// seen, so a token already expired by then is refused ([`ReplayError::Replayed`]): its entry
+/// may have been evicted before the clock stepped back.
 ///
 /// Needs `&mut self`; [`SharedReplaySet`] wraps it for sharing.
 pub struct ReplaySet<const N: usize> {
     entries: Vec<Entry, N>,
+    /// The latest time seen: a wall clock stepped back must not revive an evicted id.
+    high_water_ms: u64,
 }
 
 impl<const N: usize> ReplaySet<N> {
@@ -74,6 +78,7 @@ impl<const N: usize> ReplaySet<N> {
     pub const fn new() -> Self {
         Self {
             entries: Vec::new(),
+            high_water_ms: 0,
         }
     }
 
@@ -94,7 +99,13 @@ impl<const N: usize> ReplaySet<N> {
         expires_at_ms: u64,
         now_ms: u64,
     ) -> Result<(), ReplayError> {
+        self.high_water_ms = self.high_water_ms.max(now_ms);
+        let now_ms = self.high_water_ms;
         self.entries.retain(|e| e.expires_at_ms > now_ms);
+        // Expired by the latest time seen: its entry may already be gone, so refuse it.
+        if expires_at_ms <= now_ms {
+            return Err(ReplayError::Replayed);
+        }
         // Compare against every entry, without early exit, in constant time per entry.
         let seen = self
             .entries
