@@ -1,6 +1,8 @@
 //! `ReplaySet<N>` and `SharedReplaySet<N>` against a plain model: expired entries go, a live
 //! entry is never forgotten, a live duplicate is never accepted, and a set full of live
-//! entries answers `Full`. Time may jump backwards (wall clocks do).
+//! entries answers `Full`. Time may jump backwards (wall clocks do): independently of the
+//! model, an id accepted once is never accepted again while its first expiry is still ahead
+//! of the clock, whatever the clock did in between.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -25,11 +27,18 @@ struct Op {
 #[derive(Default)]
 struct Model {
     live: Vec<(TokenId, u64)>,
+    /// The latest time seen.
+    high_water: u64,
 }
 
 impl Model {
     fn check_and_record(&mut self, id: &TokenId, exp: u64, now: u64) -> Result<(), ReplayError> {
+        self.high_water = self.high_water.max(now);
+        let now = self.high_water;
         self.live.retain(|&(_, e)| e > now);
+        if exp <= now {
+            return Err(ReplayError::Replayed);
+        }
         if self.live.iter().any(|(i, _)| i == id) {
             return Err(ReplayError::Replayed);
         }
@@ -45,6 +54,7 @@ fuzz_target!(|ops: Vec<Op>| {
     let mut set = ReplaySet::<CAP>::new();
     let shared = SharedReplaySet::<CAP>::new();
     let mut model = Model::default();
+    let mut accepted: Vec<(TokenId, u64)> = Vec::new();
     let mut now: u64 = 1_000_000;
     for op in ops {
         now = now.saturating_add_signed(op.step as i64);
@@ -62,6 +72,14 @@ fuzz_target!(|ops: Vec<Op>| {
             expected,
             "shared: {op:?}"
         );
+        if expected.is_ok() {
+            let spent = accepted.iter().any(|&(i, e)| i == id && e > now);
+            assert!(
+                !spent,
+                "{op:?}: accepted {id:?} again at {now} before its first expiry"
+            );
+            accepted.push((id, exp));
+        }
         assert_eq!(set.len(), model.live.len());
         assert_eq!(shared.len(), model.live.len());
         assert!(set.len() <= CAP);

@@ -283,7 +283,8 @@ fn easy_failures_are_uniform_by_default<C: Cipher>() {
 per_backend!(
     key_material_never_formatted,
     tokens_and_states_never_formatted,
-    easy_failures_are_uniform_by_default
+    easy_failures_are_uniform_by_default,
+    a_stepped_back_clock_does_not_revive_a_spent_token
 );
 
 // ---- constant-time review -------------------------------------------------------------------
@@ -449,4 +450,55 @@ fn the_review_flags_a_plain_comparison() {
     assert!(EQUALITY.iter().any(|op| bad.contains(op)));
     assert!(identifiers(bad).any(|w| SENSITIVE.contains(&w)));
     assert!(!REVIEWED.iter().any(|(_, code, _)| bad.contains(code)));
+}
+
+// ---- fail closed under a wall clock that steps back ------------------------------------------
+
+fn a_stepped_back_clock_does_not_revive_a_spent_token<C: Cipher>() {
+    use mrtr_core::replay::SharedReplaySet;
+    // Token expiry uses the wall clock, which can step back (NTP step, VM restore). Once the
+    // replay set has evicted a spent token at its expiry, a clock stepped back behind that
+    // expiry must not make the token acceptable a second time.
+    let clock = ManualClock::new(NOW);
+    let seen = SharedReplaySet::<4>::new();
+    let ring: KeyRing<C, 4> = KeyRing::new(Key::new(
+        KeyId::new("k1").unwrap(),
+        SecretKey::from_bytes(SECRET),
+    ));
+    let mrtr = Mrtr::builder(ring, &clock)
+        .ttl_ms(1_000)
+        .replay_cache(&seen)
+        .build()
+        .unwrap();
+    let mut rng = SeqRng::new(3);
+    let mut out: TokenBuf<{ token_len_for(64) }> = TokenBuf::new();
+    let spent = mrtr
+        .pause(Round::FIRST, &call(), &ARGS, b"once", &mut rng, &mut out)
+        .unwrap()
+        .as_str()
+        .to_owned();
+    let mut buf: TokenBuf<{ token_len_for(64) }> = TokenBuf::new();
+    assert!(
+        mrtr.resume(&spent, &call(), &ARGS, &mut buf).is_ok(),
+        "first use"
+    );
+
+    // Later, another resume at a time past the spent token's expiry evicts its entry.
+    clock.set(NOW + 1_500);
+    let mut out: TokenBuf<{ token_len_for(64) }> = TokenBuf::new();
+    let other = mrtr
+        .pause(Round::FIRST, &call(), &ARGS, b"other", &mut rng, &mut out)
+        .unwrap()
+        .as_str()
+        .to_owned();
+    assert!(mrtr.resume(&other, &call(), &ARGS, &mut buf).is_ok());
+
+    // The wall clock steps back one second: the spent token is unexpired again.
+    clock.set(NOW + 500);
+    let again = mrtr.resume(&spent, &call(), &ARGS, &mut buf);
+    assert_eq!(
+        again.map(|_| ()).map_err(|e| e.reason()),
+        Err(Reason::Replayed),
+        "a spent token was accepted again after the clock stepped back"
+    );
 }
