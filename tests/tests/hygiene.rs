@@ -502,3 +502,23 @@ fn a_stepped_back_clock_does_not_revive_a_spent_token<C: Cipher>() {
         "a spent token was accepted again after the clock stepped back"
     );
 }
+
+/// The same scenario against `mrtr-std`'s in-process cache (one shard, so the later resume
+/// evicts the spent entry). Ignored until `MemoryReplayCache` keeps a high-water time as
+/// `ReplaySet` does: run with `--ignored` to see it fail.
+#[test]
+#[ignore = "mrtr-std MemoryReplayCache forgets spent ids when the wall clock steps back"]
+fn memory_replay_cache_survives_a_clock_stepped_back() {
+    use mrtr_core::replay::ReplayCache;
+    use mrtr_std::replay_mem::MemoryReplayCache;
+    let cache = MemoryReplayCache::with_shards(8, 1);
+    let (spent, other) = ([1u8; 16], [2u8; 16]);
+    assert_eq!(cache.check_and_record(&spent, NOW + 1_000, NOW), Ok(()));
+    assert_eq!(
+        cache.check_and_record(&other, NOW + 2_500, NOW + 1_500),
+        Ok(())
+    );
+    // The clock steps back behind the spent token's expiry: it is live again.
+    let again = cache.check_and_record(&spent, NOW + 1_000, NOW + 500);
+    assert_eq!(again, Err(mrtr_core::replay::ReplayError::Replayed));
+}
