@@ -150,6 +150,48 @@ fn mrtr_fast_rng<const N: usize>(c: &mut Criterion, n: usize) {
     );
 }
 
+/// Core's base64url decoder against the table-driven one in `mrtr_benches::b64_table`, on the
+/// text of a real token for each continuation size (diagnostic: the proposed core change).
+fn b64_rows<const N: usize>(c: &mut Criterion, n: usize) {
+    let mrtr = Mrtr::builder(key_ring::<Aes256Gcm>(), SystemClock)
+        .build()
+        .expect("config");
+    let mut out = TokenBuf::<N>::new();
+    let text = mrtr
+        .pause(
+            Round::FIRST,
+            &binding(),
+            &ARGS,
+            &continuation(n),
+            &mut OsRng,
+            &mut out,
+        )
+        .expect("seal")
+        .as_str()
+        .as_bytes()
+        .to_vec();
+    let mut buf = text.clone();
+    let mut group = c.benchmark_group("b64-decode");
+    group.bench_function(BenchmarkId::new("core", n), |b| {
+        b.iter(|| {
+            buf.copy_from_slice(&text);
+            black_box(mrtr_core::b64::decode_in_place(
+                black_box(&mut buf),
+                text.len(),
+            ))
+        })
+    });
+    group.bench_function(BenchmarkId::new("table", n), |b| {
+        b.iter(|| {
+            buf.copy_from_slice(&text);
+            black_box(mrtr_benches::b64_table::decode_in_place(
+                black_box(&mut buf),
+                text.len(),
+            ))
+        })
+    });
+}
+
 fn peer_rows(c: &mut Criterion, peer: &mut dyn Peer, n: usize) {
     let id = peer.id();
     let cont = continuation(n);
@@ -193,11 +235,22 @@ fn xchacha<const N: usize>(c: &mut Criterion, n: usize) {
     mrtr_rows::<XChaCha20Poly1305, N>(c, "mrtr-xchacha20poly1305", n);
 }
 
+fn awslc_aes_gcm<const N: usize>(c: &mut Criterion, n: usize) {
+    mrtr_rows::<mrtr_aws_lc::Aes256Gcm, N>(c, "mrtr-awslc-aes256gcm", n);
+}
+
+fn awslc_chacha<const N: usize>(c: &mut Criterion, n: usize) {
+    mrtr_rows::<mrtr_aws_lc::ChaCha20Poly1305, N>(c, "mrtr-awslc-chacha20poly1305", n);
+}
+
 fn mrtr(c: &mut Criterion) {
     per_size!(c, aes_gcm);
     per_size!(c, chacha);
     per_size!(c, xchacha);
+    per_size!(c, awslc_aes_gcm);
+    per_size!(c, awslc_chacha);
     per_size!(c, mrtr_fast_rng);
+    per_size!(c, b64_rows);
 }
 
 fn peers(c: &mut Criterion) {

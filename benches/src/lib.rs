@@ -4,6 +4,7 @@
 //! `src/bin/` do the timing and counting. See `BENCHMARKS.md` and `ci/bench.sh`.
 
 pub mod alloc_count;
+pub mod b64_table;
 pub mod fixtures;
 pub mod floor;
 pub mod peers;

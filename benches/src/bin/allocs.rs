@@ -149,6 +149,12 @@ fn main() {
     per_size!(iters, Aes256Gcm, "mrtr-aes256gcm");
     per_size!(iters, ChaCha20Poly1305, "mrtr-chacha20poly1305");
     per_size!(iters, XChaCha20Poly1305, "mrtr-xchacha20poly1305");
+    per_size!(iters, mrtr_aws_lc::Aes256Gcm, "mrtr-awslc-aes256gcm");
+    per_size!(
+        iters,
+        mrtr_aws_lc::ChaCha20Poly1305,
+        "mrtr-awslc-chacha20poly1305"
+    );
 
     let floors: [&dyn RawAead; 7] = [
         &floor::rustcrypto_aes_gcm(),

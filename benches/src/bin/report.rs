@@ -10,7 +10,7 @@ use mrtr_benches::peers;
 use mrtr_benches::report::{Allocs, Medians, fmt_ns, ratio, size_header, table};
 
 /// mrtr rows: benchmark id, label, the id of its backend's raw AEAD floor.
-const MRTR: [(&str, &str, &str); 3] = [
+const MRTR: [(&str, &str, &str); 5] = [
     ("mrtr-aes256gcm", "mrtr AES-256-GCM", "rustcrypto-aes256gcm"),
     (
         "mrtr-chacha20poly1305",
@@ -21,6 +21,16 @@ const MRTR: [(&str, &str, &str); 3] = [
         "mrtr-xchacha20poly1305",
         "mrtr XChaCha20-Poly1305",
         "rustcrypto-xchacha20poly1305",
+    ),
+    (
+        "mrtr-awslc-aes256gcm",
+        "mrtr-aws-lc AES-256-GCM",
+        "awslc-aes256gcm",
+    ),
+    (
+        "mrtr-awslc-chacha20poly1305",
+        "mrtr-aws-lc ChaCha20-Poly1305",
+        "awslc-chacha20poly1305",
     ),
 ];
 
