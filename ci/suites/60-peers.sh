@@ -91,7 +91,8 @@ key() { python3 -c 'import base64, os; print(base64.b64encode(os.urandom(32)).de
 KEY_NEW="$(key)"; KEY_OLD="$(key)"
 NODE_KEYS="current=peers-2; peers-2:$KEY_NEW; peers-1:$KEY_OLD"
 
-start_server main;                      MAIN_URL="$URL"
+ADMIN_TOKEN="admin-$(key | tr -dc 'A-Za-z0-9' | head -c 24)"
+start_server main --admin-token "$ADMIN_TOKEN"; MAIN_URL="$URL"
 start_server short-ttl --ttl-ms 1000;   SHORT_URL="$URL"
 MRTR_KEYS="$NODE_KEYS" start_server node-a --cipher chacha20-poly1305 \
     --redis-url "redis://127.0.0.1:$REDIS_PORT/";  NODE_A_URL="$URL"
@@ -100,7 +101,8 @@ MRTR_KEYS="$NODE_KEYS" start_server node-b --cipher chacha20-poly1305 \
 
 export MRTR_SERVER_URL="$MAIN_URL" MRTR_SHORT_TTL_URL="$SHORT_URL" \
     MRTR_NODE_A_URL="$NODE_A_URL" MRTR_NODE_B_URL="$NODE_B_URL" \
-    MRTR_SEEN_TOKENS="$RUN/seen-tokens.txt"
+    MRTR_SEEN_TOKENS="$RUN/seen-tokens.txt" MRTR_ADMIN_TOKEN="$ADMIN_TOKEN" \
+    MRTR_SERVER_BIN="$BIN/mrtr-hosted-server"
 
 # --- peers ---------------------------------------------------------------------------------
 passed=(); failed=()
@@ -110,7 +112,7 @@ step() {
     if "$@"; then passed+=("$name"); else failed+=("$name"); printf 'FAILED: %s\n' "$name" >&2; fi
 }
 
-step "python (mcp, negative cases, two nodes)" \
+step "python (mcp over HTTP and stdio, negative cases, listen, two nodes)" \
     "$WORK/venv/bin/python" -m pytest -p no:cacheprovider -q "$HS/clients/python"
 step "typescript (@modelcontextprotocol/client)" \
     bash -c "cd '$HS/clients/node' && node --test"
@@ -128,7 +130,9 @@ no_secrets_in_logs() {
     [ -s "$MRTR_SEEN_TOKENS" ] || { echo "no tokens were recorded"; return 1; }
     local logs=("$RUN"/main.log "$RUN"/short-ttl.log "$RUN"/node-a.log "$RUN"/node-b.log)
     if grep -F -f "$MRTR_SEEN_TOKENS" "${logs[@]}"; then echo "a requestState appears in a log"; return 1; fi
-    if grep -F -e "$KEY_NEW" -e "$KEY_OLD" "${logs[@]}"; then echo "a key appears in a log"; return 1; fi
+    if grep -F -e "$KEY_NEW" -e "$KEY_OLD" -e "$ADMIN_TOKEN" "${logs[@]}"; then
+        echo "a key or the admin token appears in a log"; return 1
+    fi
     grep -q "requestState rejected" "$RUN/main.log" || { echo "rejections were not logged"; return 1; }
 }
 step "no token or key in any server log" no_secrets_in_logs

@@ -120,6 +120,16 @@ fn booked(
     ])))
 }
 
+/// Whether a completed `book_table` result is a booking (not a cancellation or an error).
+pub fn is_booked(result: &CallToolResult) -> bool {
+    result.is_error != Some(true)
+        && result
+            .content
+            .first()
+            .and_then(|c| c.as_text())
+            .is_some_and(|t| t.text.starts_with("Booked "))
+}
+
 fn cancelled(why: &str) -> Result<Outcome<CallToolResult>, ErrorData> {
     Ok(Outcome::Done(CallToolResult::success(vec![
         ContentBlock::text(format!("Booking cancelled: {why}.")),

@@ -74,6 +74,14 @@ pub struct Config {
     #[arg(long)]
     pub require_auth: bool,
 
+    /// Subscription grant length in ms (the registry caps grants at one minute).
+    #[arg(long, default_value_t = 60_000)]
+    pub lease_ms: u64,
+
+    /// Bearer token for POST /admin/revoke and /admin/restore ({"subject": ...}); off without.
+    #[arg(long, env = "MRTR_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+
     /// Name the precise rejection reason in error data (development only: an oracle).
     #[arg(long)]
     pub detailed_errors: bool,

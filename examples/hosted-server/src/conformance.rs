@@ -129,12 +129,11 @@ fn confirm_with_state(
     let state = Asked {
         question: "confirm".into(),
     };
-    if call.state::<Asked>()?.is_some() {
-        if let Answer::Accepted(form) = ask::answer(call.responses, "confirm") {
-            if form.get("ok").and_then(|v| v.as_bool()).is_some() {
-                return done(done_text.to_owned());
-            }
-        }
+    if call.state::<Asked>()?.is_some()
+        && let Answer::Accepted(form) = ask::answer(call.responses, "confirm")
+        && form.get("ok").and_then(|v| v.as_bool()).is_some()
+    {
+        return done(done_text.to_owned());
     }
     Outcome::ask(&state, ask::one("confirm", ok_form()))
 }

@@ -1,20 +1,30 @@
 //! Streamable HTTP: rmcp's stateless service at `/mcp` behind bearer authentication, and a
-//! `/healthz` probe.
+//! `/healthz` probe, and the admin endpoints when an admin token is configured.
 
 use std::sync::Arc;
 
 use axum::Router;
-use axum::routing::get;
+use axum::routing::{get, post};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use crate::admin::{self, Admin};
 use crate::auth::{self, TokenMap};
 use crate::preflight;
 use crate::server::{App, Hosted};
 
 /// The router serving `/mcp` and `/healthz`.
-pub fn router(app: Arc<App>, tokens: Arc<TokenMap>, shutdown: &CancellationToken) -> Router {
+pub fn router(
+    app: Arc<App>,
+    tokens: Arc<TokenMap>,
+    admin_token: Option<String>,
+    shutdown: &CancellationToken,
+) -> Router {
+    let admin = admin_token.map(|token| Admin {
+        app: app.clone(),
+        token: token.into(),
+    });
     let preflight_app = app.clone();
     let service: StreamableHttpService<Hosted, LocalSessionManager> = StreamableHttpService::new(
         move || Ok(Hosted::new(app.clone())),
@@ -34,7 +44,16 @@ pub fn router(app: Arc<App>, tokens: Arc<TokenMap>, shutdown: &CancellationToken
             tokens,
             auth::authenticate,
         ));
-    Router::new()
+    let mut router = Router::new()
         .route("/healthz", get(|| async { "ok" }))
-        .merge(mcp)
+        .merge(mcp);
+    if let Some(admin) = admin {
+        router = router.merge(
+            Router::new()
+                .route("/admin/revoke", post(admin::revoke))
+                .route("/admin/restore", post(admin::restore))
+                .with_state(admin),
+        );
+    }
+    router
 }

@@ -1,6 +1,7 @@
 //! Hosted MCP server example: rmcp over Streamable HTTP (or stdio), protocol 2026-07-28,
 //! with `requestState` sealed by mrtr. See README.md.
 
+mod admin;
 mod ask;
 mod auth;
 mod booking;
@@ -8,6 +9,7 @@ mod call;
 mod config;
 mod conformance;
 mod http;
+mod listen;
 mod preflight;
 mod prompts;
 mod resources;
@@ -87,7 +89,8 @@ async fn build_app(config: &Config) -> anyhow::Result<App> {
     if config.detailed_errors {
         tracing::warn!("detailed requestState errors are on: clients learn why a token failed");
     }
-    Ok(App { sealer })
+    let subs = listen::Subscriptions::start(std::time::Duration::from_millis(config.lease_ms));
+    Ok(App { sealer, subs })
 }
 
 async fn serve_http(config: &Config, app: Arc<App>) -> anyhow::Result<()> {
@@ -107,7 +110,10 @@ async fn serve_http(config: &Config, app: Arc<App>) -> anyhow::Result<()> {
         "bearer tokens loaded"
     );
     let shutdown = CancellationToken::new();
-    let router = http::router(app, Arc::new(tokens), &shutdown);
+    if config.admin_token.is_none() {
+        tracing::info!("no --admin-token: the revocation endpoints are off");
+    }
+    let router = http::router(app, Arc::new(tokens), config.admin_token.clone(), &shutdown);
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;

@@ -4,6 +4,8 @@
 //! object, array or boolean fails to parse there and is answered `-32601`. mrtr's contract is
 //! the uniform `-32602` rejection for any unusable `requestState`, so this layer answers such
 //! requests itself, with the error mrtr-std builds.
+//!
+//! It also runs the initial authorization of `subscriptions/listen` (see [`crate::listen`]).
 
 use std::sync::Arc;
 
@@ -16,6 +18,8 @@ use mrtr_std::core::Reason;
 use mrtr_std::jsonrpc::{JsonRpcError, Method};
 use serde_json::{Value, json};
 
+use crate::auth::Caller;
+use crate::listen::{self, Admitted, NotAdmitted};
 use crate::server::App;
 
 /// Largest request body this layer buffers (rmcp applies its own limits after it).
@@ -60,14 +64,61 @@ pub async fn preflight(State(app): State<Arc<App>>, request: Request, next: Next
         Ok(b) => b,
         Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response(),
     };
+    let mut parts = parts;
     if let Ok(message) = serde_json::from_slice::<Value>(&bytes) {
         if let Verdict::Reject { id, error } = check(&message, |r| app.sealer.reject(r)) {
-            let body = json!({"jsonrpc": "2.0", "id": id, "error": error}).to_string();
-            return ([(header::CONTENT_TYPE, "application/json")], body).into_response();
+            return error_response(id, error);
+        }
+        if message.get("method").and_then(Value::as_str) == Some("subscriptions/listen") {
+            match admit_listen(&app, &message, &parts.extensions).await {
+                Ok(admitted) => {
+                    parts.extensions.insert(admitted);
+                }
+                Err(error) => {
+                    let id = message.get("id").cloned().unwrap_or(Value::Null);
+                    return error_response(id, error);
+                }
+            }
         }
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+fn error_response(id: Value, error: Value) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": error}).to_string();
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// Runs the initial authorization of a `subscriptions/listen` request before rmcp sees it
+/// (rmcp acknowledges before calling the handler). A refusal is the request's error.
+async fn admit_listen(
+    app: &Arc<App>,
+    message: &Value,
+    extensions: &axum::http::Extensions,
+) -> Result<Admitted, Value> {
+    let Some(id) = message.get("id").and_then(listen::request_id) else {
+        return Err(json!({"code": -32600, "message": "subscriptions/listen needs a request id"}));
+    };
+    let caller = extensions
+        .get::<Caller>()
+        .cloned()
+        .unwrap_or(Caller::Anonymous);
+    let filter = listen::filter(message.get("params"));
+    match listen::admit(&app.subs, id, filter, caller.clone()).await {
+        Ok(admitted) => Ok(admitted),
+        Err(NotAdmitted::AtCapacity) => {
+            tracing::warn!("subscriptions/listen refused: registry at capacity");
+            Err(json!({"code": -32603, "message": "Subscription capacity reached"}))
+        }
+        Err(NotAdmitted::Refused(reason)) => {
+            tracing::info!(caller = ?caller, ?reason, "subscriptions/listen not authorized");
+            Err(
+                json!({"code": -32600, "message": "Subscription not authorized",
+                       "data": {"reason": "subscription_denied"}}),
+            )
+        }
+    }
 }
 
 #[cfg(test)]

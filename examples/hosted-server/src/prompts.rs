@@ -134,14 +134,13 @@ struct AskedContext {
 /// One round of the conformance prompt.
 pub fn conformance(call: &Call<'_>) -> Result<Outcome<GetPromptResult>, ErrorData> {
     call.caps.require_form()?;
-    if call.state::<AskedContext>()?.is_some() {
-        if let Answer::Accepted(form) = ask::answer(call.responses, "user_context") {
-            if let Some(context) = ask::text_field(form, "context") {
-                return Ok(Outcome::Done(GetPromptResult::new(vec![
-                    PromptMessage::new_text(Role::User, format!("Use this context: {context}")),
-                ])));
-            }
-        }
+    if call.state::<AskedContext>()?.is_some()
+        && let Answer::Accepted(form) = ask::answer(call.responses, "user_context")
+        && let Some(context) = ask::text_field(form, "context")
+    {
+        return Ok(Outcome::Done(GetPromptResult::new(vec![
+            PromptMessage::new_text(Role::User, format!("Use this context: {context}")),
+        ])));
     }
     let q = ask::form(
         "What context should the prompt use?",

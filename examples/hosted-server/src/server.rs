@@ -9,11 +9,12 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, GetPromptRequestParams, GetPromptResponse,
     Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig,
+    ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 
 use crate::call::{self, Reply, Request};
+use crate::listen::{self, Subscriptions};
 use crate::seal::Sealer;
 use crate::{prompts, resources, tools};
 
@@ -21,6 +22,8 @@ use crate::{prompts, resources, tools};
 pub struct App {
     /// The mrtr engine.
     pub sealer: Sealer,
+    /// `subscriptions/listen` registry and policy.
+    pub subs: Arc<Subscriptions>,
 }
 
 /// The handler rmcp runs; cheap to clone.
@@ -52,6 +55,7 @@ impl ServerHandler for Hosted {
                 .enable_tools()
                 .enable_prompts()
                 .enable_resources()
+                .enable_resources_subscribe()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -94,9 +98,25 @@ impl ServerHandler for Hosted {
             request_state: request.request_state.as_deref(),
             responses: request.input_responses.as_ref(),
         };
-        Ok(call::run(&self.app.sealer, req, &ctx, flow)
-            .await?
-            .into_response())
+        let reply = call::run(&self.app.sealer, req, &ctx, flow).await?;
+        if request.name == crate::booking::NAME
+            && let Reply::Complete(result) = &reply
+            && crate::booking::is_booked(result)
+        {
+            self.app.subs.bookings_changed();
+        }
+        Ok(reply.into_response())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(listen::accepted(requested))
+    }
+
+    async fn listen(&self, sub: SubscriptionContext) -> Result<(), ErrorData> {
+        listen::serve(&self.app.subs, sub).await
     }
 
     async fn list_prompts(
