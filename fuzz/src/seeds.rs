@@ -135,6 +135,20 @@ pub fn all() -> Vec<Seed> {
         }
         seeds.push(("unseal_text", name, text.into_bytes()));
     }
+    // Past MAX_CONTINUATION: the buffer bounds the token, and a short method and key id leave
+    // room for a longer continuation (found by sealed_state; kept as a regression seed).
+    let roomy = format::State {
+        round: 1,
+        issued_at: NOW_MS - 1_000,
+        expires_at: NOW_MS + 60_000,
+        token_id: [7; 16],
+        args: ARGS,
+        method: "tools/call".into(),
+        continuation: vec![0x42; 280],
+    };
+    let mut seed = vec![0];
+    seed.extend_from_slice(&format::encode_state(&roomy));
+    seeds.push(("sealed_state", "ok-continuation-280".into(), seed));
     for (name, text) in [
         ("canonical", "Zm9vYmE"),
         ("noncanonical", "Zh"),
