@@ -43,7 +43,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::fmt;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use mrtr_core::TokenId;
 use mrtr_core::replay::{ReplayCache, ReplayError};
@@ -99,6 +99,9 @@ pub struct MemoryReplayCache {
     max_entries: usize,
     /// Heap slots in use across all shards (each entry holds one).
     used: AtomicUsize,
+    /// The latest `now` seen. Eviction uses it, and a token already expired by it is refused:
+    /// a wall clock stepped back must not revive an id whose entry was evicted.
+    high_water_ms: AtomicU64,
 }
 
 impl MemoryReplayCache {
@@ -116,6 +119,7 @@ impl MemoryReplayCache {
             shards: (0..n).map(|_| Mutex::new(Shard::default())).collect(),
             max_entries: max_entries.max(1),
             used: AtomicUsize::new(0),
+            high_water_ms: AtomicU64::new(0),
         }
     }
 
@@ -196,6 +200,15 @@ impl ReplayCache for MemoryReplayCache {
         let mut shard = self.shards[index]
             .lock()
             .map_err(|_| ReplayError::Unavailable)?;
+        // Raised under the shard lock, before any eviction: whoever evicted an entry of this
+        // shard raised the mark first, so a caller with an older clock sees the newer time.
+        let now_ms = self
+            .high_water_ms
+            .fetch_max(now_ms, Ordering::AcqRel)
+            .max(now_ms);
+        if expires_at_ms <= now_ms {
+            return Err(ReplayError::Replayed);
+        }
         self.release(shard.evict(now_ms, EVICT_PER_CALL));
         if let Some(&exp) = shard.live.get(id)
             && exp > now_ms

@@ -504,10 +504,8 @@ fn a_stepped_back_clock_does_not_revive_a_spent_token<C: Cipher>() {
 }
 
 /// The same scenario against `mrtr-std`'s in-process cache (one shard, so the later resume
-/// evicts the spent entry). Ignored until `MemoryReplayCache` keeps a high-water time as
-/// `ReplaySet` does: run with `--ignored` to see it fail.
+/// evicts the spent entry). It keeps a high-water time as `ReplaySet` does.
 #[test]
-#[ignore = "mrtr-std MemoryReplayCache forgets spent ids when the wall clock steps back"]
 fn memory_replay_cache_survives_a_clock_stepped_back() {
     use mrtr_core::replay::ReplayCache;
     use mrtr_std::replay_mem::MemoryReplayCache;
