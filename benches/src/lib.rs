@@ -5,6 +5,7 @@
 
 pub mod alloc_count;
 pub mod b64_table;
+pub mod fifo_replay;
 pub mod fixtures;
 pub mod floor;
 pub mod peers;

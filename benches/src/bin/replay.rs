@@ -9,12 +9,15 @@
 //!   latency of one call at a time (p50, p99) and throughput with many calls in flight over the
 //!   one multiplexed loopback connection.
 //!
+//! * The proposed cache of `mrtr_benches::fifo_replay`, on the same harness.
+//!
 //! Usage: `replay [SECONDS_PER_RUN]` (default 2).
 
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use mrtr_benches::FastRng;
+use mrtr_benches::fifo_replay::FifoReplayCache;
 use mrtr_core::TokenId;
 use mrtr_core::replay::ReplayCache;
 use mrtr_std::replay::AsyncReplayCache;
@@ -50,18 +53,18 @@ fn rss() -> u64 {
     pages * 4096
 }
 
-/// A cache holding `LIVE` entries whose expiries are spread over the next `LIVE` virtual ms.
-fn filled_cache() -> MemoryReplayCache {
-    let cache = MemoryReplayCache::new(CAPACITY);
+/// Fills `cache` with `LIVE` entries whose expiries are spread over the next `LIVE` virtual ms.
+fn fill(cache: &impl ReplayCache) {
     let mut rng = FastRng::from_os();
     for i in 0..LIVE {
-        ReplayCache::check_and_record(&cache, &fresh_id(&mut rng), T0 + i, T0).expect("prefill");
+        cache
+            .check_and_record(&fresh_id(&mut rng), T0 + 1 + i, T0)
+            .expect("prefill");
     }
-    cache
 }
 
 /// Calls per second on `threads` threads for `secs` seconds each.
-fn inproc_rate(cache: &MemoryReplayCache, threads: u64, secs: f64, start: &mut u64) -> f64 {
+fn inproc_rate(cache: &(impl ReplayCache + Sync), threads: u64, secs: f64, start: &mut u64) -> f64 {
     let barrier = Barrier::new(threads as usize);
     let base = *start;
     let counts: Vec<u64> = std::thread::scope(|s| {
@@ -104,17 +107,27 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn inproc(secs: f64) {
+/// Memory, throughput on 1 and 2 threads, and final size of one cache; `key` prefixes the
+/// output keys.
+fn inproc<C: ReplayCache + Sync>(
+    key: &str,
+    what: &str,
+    secs: f64,
+    make: impl FnOnce() -> C,
+    len: impl Fn(&C) -> usize,
+) {
     let before = rss();
-    let cache = filled_cache();
+    let cache = make();
+    fill(&cache);
     let after = rss();
+    let grown = after.saturating_sub(before) as f64;
     out(
-        "inproc-bytes-per-entry",
-        (after.saturating_sub(before)) as f64 / CAPACITY as f64,
+        &format!("{key}-bytes-per-entry"),
+        grown / LIVE as f64,
         "B",
         &format!(
-            "in-process cache memory per entry (RSS growth {:.0} MB for capacity {CAPACITY}, {LIVE} live)",
-            (after.saturating_sub(before)) as f64 / 1e6
+            "{what}: memory per live entry (RSS growth {:.0} MB for {LIVE} live)",
+            grown / 1e6
         ),
     );
     let mut clock = T0 + LIVE;
@@ -123,19 +136,19 @@ fn inproc(secs: f64) {
             .map(|_| inproc_rate(&cache, threads, secs, &mut clock))
             .collect();
         out(
-            &format!("inproc-{threads}t-ops"),
+            &format!("{key}-{threads}t-ops"),
             median(runs),
             "calls/s",
             &format!(
-                "in-process check-and-record, {threads} thread(s), ~{LIVE} live, fresh ids (median of 3 runs)"
+                "{what}: check-and-record, {threads} thread(s), ~1 M live, fresh ids (median of 3 runs)"
             ),
         );
     }
     out(
-        "inproc-live-after",
-        cache.len() as f64,
+        &format!("{key}-live-after"),
+        len(&cache) as f64,
         "entries",
-        "in-process entries held at the end (live set stays near one million)",
+        &format!("{what}: entries held at the end (the live set stays near one million)"),
     );
 }
 
@@ -251,7 +264,20 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(2.0);
-    inproc(secs);
+    inproc(
+        "inproc",
+        "mrtr-std MemoryReplayCache",
+        secs,
+        || MemoryReplayCache::new(CAPACITY),
+        MemoryReplayCache::len,
+    );
+    inproc(
+        "proposed",
+        "proposed FIFO cache (benches/src/fifo_replay.rs, not shipped)",
+        secs,
+        || FifoReplayCache::new(CAPACITY),
+        FifoReplayCache::len,
+    );
     match std::env::var("MRTR_BENCH_REDIS") {
         Ok(url) if !url.is_empty() => redis(&url, secs),
         _ => eprintln!("MRTR_BENCH_REDIS not set: Redis not measured"),

@@ -155,9 +155,18 @@ fn main() {
         }
     }
     let two = replay.get("inproc-2t-ops");
+    let proposed = replay.get("proposed-2t-ops");
     rows.push(vec![
         "in-process replay cache ≥ 2 M check-and-record/s on 2 threads (≈1 M live)".to_owned(),
-        two.map_or("not measured".to_owned(), |v| format!("{:.2} M/s", v / 1e6)),
+        match (two, proposed) {
+            (Some(v), Some(p)) => format!(
+                "mrtr-std MemoryReplayCache {:.2} M/s; proposed FIFO sketch {:.2} M/s",
+                v / 1e6,
+                p / 1e6
+            ),
+            (Some(v), None) => format!("{:.2} M/s", v / 1e6),
+            _ => "not measured".to_owned(),
+        },
         two.map_or("**not measured**", |v| yes(v >= 2e6)).to_owned(),
     ]);
     for (alg, ours, others) in [
