@@ -103,8 +103,12 @@ MRTR_KEYS="$NODE_KEYS" start_server node-a --cipher chacha20-poly1305 \
 MRTR_KEYS="$NODE_KEYS" start_server node-b --cipher chacha20-poly1305 \
     --redis-url "redis://127.0.0.1:$REDIS_PORT/";  NODE_B_URL="$URL"
 
+# A node still on the previous key (before rotation): its tokens open on A and B.
+MRTR_KEYS="current=peers-1; peers-1:$KEY_OLD" start_server node-old --cipher chacha20-poly1305 \
+    --redis-url "redis://127.0.0.1:$REDIS_PORT/";  NODE_OLD_URL="$URL"
+
 export MRTR_SERVER_URL="$MAIN_URL" MRTR_SHORT_TTL_URL="$SHORT_URL" \
-    MRTR_NODE_A_URL="$NODE_A_URL" MRTR_NODE_B_URL="$NODE_B_URL" \
+    MRTR_NODE_A_URL="$NODE_A_URL" MRTR_NODE_B_URL="$NODE_B_URL" MRTR_NODE_OLD_URL="$NODE_OLD_URL" \
     MRTR_SEEN_TOKENS="$RUN/seen-tokens.txt" MRTR_ADMIN_TOKEN="$ADMIN_TOKEN" \
     MRTR_SERVER_BIN="$BIN/mrtr-hosted-server"
 
@@ -132,7 +136,7 @@ step "demo (round by round)" bash -c \
 
 no_secrets_in_logs() {
     [ -s "$MRTR_SEEN_TOKENS" ] || { echo "no tokens were recorded"; return 1; }
-    local logs=("$RUN"/main.log "$RUN"/short-ttl.log "$RUN"/node-a.log "$RUN"/node-b.log)
+    local logs=("$RUN"/main.log "$RUN"/short-ttl.log "$RUN"/node-a.log "$RUN"/node-b.log "$RUN"/node-old.log)
     if grep -F -f "$MRTR_SEEN_TOKENS" "${logs[@]}"; then echo "a requestState appears in a log"; return 1; fi
     if grep -F -e "$KEY_NEW" -e "$KEY_OLD" -e "$ADMIN_TOKEN" "${logs[@]}"; then
         echo "a key or the admin token appears in a log"; return 1

@@ -44,6 +44,12 @@ def node_b_url() -> str:
     return _url("MRTR_NODE_B_URL")
 
 
+@pytest.fixture
+def node_old_url() -> str:
+    """A node whose current key is A and B's previous key (not yet rotated), same Redis."""
+    return _url("MRTR_NODE_OLD_URL")
+
+
 def connect(url: str, token: str | None = "alice-token", **callbacks) -> Client:
     """A 2026-07-28 client for `url`, authenticated with a bearer `token`."""
     headers = {"Authorization": f"Bearer {token}"} if token else None

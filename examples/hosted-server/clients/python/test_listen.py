@@ -14,6 +14,7 @@ import urllib.request
 
 import pytest
 
+
 from wire import VERSION, accept, call_tool, meta, result
 
 REPORT = "mrtr://reports/bookings"
@@ -149,3 +150,26 @@ def test_anonymous_callers_may_not_listen(server_url):
 
 def test_admin_endpoints_need_the_admin_token(server_url):
     assert admin(server_url, "/admin/revoke", "bob", token="alice-token") == 401
+
+
+@pytest.mark.anyio
+async def test_python_sdk_listen_gets_updates_and_ends_gracefully_on_revocation(server_url):
+    import anyio
+    from mcp.shared.subscriptions import ResourceUpdated
+
+    from conftest import connect
+
+    try:
+        async with connect(server_url, token="bob-token") as client:
+            async with client.listen(resource_subscriptions=[REPORT]) as sub:
+                assert sub.honored.resource_subscriptions == [REPORT]
+                await anyio.to_thread.run_sync(book, server_url, "carol-token")
+                with anyio.fail_after(10):
+                    event = await sub.__anext__()
+                assert isinstance(event, ResourceUpdated) and event.uri == REPORT, event
+                assert await anyio.to_thread.run_sync(admin, server_url, "/admin/revoke", "bob") == 200
+                with anyio.fail_after(10):
+                    rest = [e async for e in sub]  # a graceful end stops the iteration
+                assert rest == []
+    finally:
+        assert admin(server_url, "/admin/restore", "bob") == 200

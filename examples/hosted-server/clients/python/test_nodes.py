@@ -44,6 +44,18 @@ def test_concurrent_resumes_on_both_nodes_accept_exactly_one(node_a_url, node_b_
                 assert_rejected(r)
 
 
+def test_key_rotation_old_tokens_open_new_ones_do_not_go_back(node_a_url, node_old_url):
+    date = {"date": accept(date="2027-02-14")}
+    # Sealed under the previous key: still opens on a node that rotated (previous key kept).
+    old = result(call_tool(node_old_url, "book_table", ARGS))["requestState"]
+    assert "confirm" in result(call_tool(node_a_url, "book_table", ARGS, old, date))["inputRequests"]
+    # Sealed under the new key: a node that does not know it yet refuses it.
+    new = result(call_tool(node_a_url, "book_table", ARGS))["requestState"]
+    assert_rejected(call_tool(node_old_url, "book_table", ARGS, new, date))
+    # ... and that refusal did not burn it.
+    result(call_tool(node_a_url, "book_table", ARGS, new, date))
+
+
 @pytest.mark.anyio
 async def test_sdk_client_round_trip_on_chacha_node(node_b_url):
     answers = Answers({"date": "2027-04-01"}, {"confirm": True})
