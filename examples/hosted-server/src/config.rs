@@ -59,7 +59,7 @@ pub struct Config {
     pub replay_capacity: usize,
 
     /// Redis URL for the shared replay cache, e.g. redis://127.0.0.1:6379/.
-    #[arg(long, env = "MRTR_REDIS_URL")]
+    #[arg(long, env = "MRTR_REDIS_URL", hide_env_values = true)]
     pub redis_url: Option<String>,
 
     /// Key prefix in Redis; nodes that share tokens must share it.
