@@ -54,13 +54,22 @@ fuzz_target!(|ops: Vec<Op>| {
     let mut set = ReplaySet::<CAP>::new();
     let shared = SharedReplaySet::<CAP>::new();
     let mut model = Model::default();
+    // A token's id comes with one expiry, sealed in it: the first op naming an id fixes it.
+    let mut expiry_of: Vec<(TokenId, u64)> = Vec::new();
     let mut accepted: Vec<(TokenId, u64)> = Vec::new();
     let mut now: u64 = 1_000_000;
     for op in ops {
         now = now.saturating_add_signed(op.step as i64);
-        let exp = now.saturating_add_signed(op.ttl as i64);
         let mut id = [op.id % 6; 16];
         id[15] ^= op.tweak as u8;
+        let exp = match expiry_of.iter().find(|(i, _)| *i == id) {
+            Some(&(_, e)) => e,
+            None => {
+                let e = now.saturating_add_signed(op.ttl as i64);
+                expiry_of.push((id, e));
+                e
+            }
+        };
         let expected = model.check_and_record(&id, exp, now);
         assert_eq!(
             set.check_and_record(&id, exp, now),

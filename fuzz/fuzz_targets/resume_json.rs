@@ -26,7 +26,14 @@ fuzz_target!(|data: &[u8]| {
         .get("requestState")
         .and_then(Value::as_str)
         .unwrap_or("");
-    let echoes = |v: &str| state_text.len() >= 8 && v.contains(state_text);
+    // Echoing the token means showing it where no other field of the request holds it.
+    let mut others = params.clone();
+    if let Some(obj) = others.as_object_mut() {
+        obj.remove("requestState");
+    }
+    let others = others.to_string();
+    let echoes =
+        |v: &str| state_text.len() >= 8 && v.contains(state_text) && !others.contains(state_text);
 
     let req = match ResumeRequest::from_params(name, &params, principal) {
         Ok(None) => {
@@ -57,7 +64,7 @@ fuzz_target!(|data: &[u8]| {
         None
     };
     assert_eq!(Ok(*req.args_digest()), jcs::args_digest(arguments));
-    assert!(!format!("{req:?}").contains(state_text) || state_text.len() < 8);
+    assert!(!echoes(&format!("{req:?}")), "Debug shows the token");
 
     // The same answer as the core engine on the same token, binding and digest.
     let expected: Result<Option<(Vec<u8>, u32)>, Reason> = match req.request_state() {
