@@ -174,6 +174,12 @@ fn tokens_and_states_never_formatted<C: Cipher>() {
     }
 }
 
+#[test]
+fn aws_lc_key_material_never_formatted() {
+    key_material_never_formatted::<mrtr_aws_lc::Aes256Gcm>();
+    key_material_never_formatted::<mrtr_aws_lc::ChaCha20Poly1305>();
+}
+
 fn zeroize_on_drop<T: ZeroizeOnDrop>() {}
 
 #[test]
@@ -366,6 +372,7 @@ fn sources() -> Vec<(PathBuf, String)> {
         "core/src",
         "backends/aes-gcm/src",
         "backends/chacha20poly1305/src",
+        "backends/aws-lc/src",
     ] {
         walk(&root.join(dir), &mut out);
     }

@@ -1,4 +1,5 @@
-//! Wycheproof AEAD vectors through mrtr's own backend seam (`Cipher`), for every backend.
+//! Wycheproof AEAD vectors through mrtr's own backend seam (`Cipher`), for every backend:
+//! `mrtr-aes-gcm`, `mrtr-chacha20poly1305` (both algorithms) and `mrtr-aws-lc` (both).
 //!
 //! * A vector with a 32-byte key, 16-byte tag and the algorithm's nonce length is run in full:
 //!   a valid one opens to its plaintext and seals back to its ciphertext and tag; an invalid
@@ -139,6 +140,26 @@ fn chacha20_poly1305_passes_wycheproof() {
 #[test]
 fn xchacha20_poly1305_passes_wycheproof() {
     let n = run::<XChaCha20Poly1305>(TestName::XChaCha20Poly1305);
+    assert!(
+        n.valid > 0 && n.invalid > 0 && n.plaintext_checked > 0,
+        "{n:?}"
+    );
+    assert!(n.other_nonce_size > 0, "{n:?}");
+}
+
+#[test]
+fn aws_lc_aes_256_gcm_passes_wycheproof() {
+    let n = run::<mrtr_aws_lc::Aes256Gcm>(TestName::AesGcm);
+    assert!(
+        n.valid > 0 && n.invalid > 0 && n.plaintext_checked > 0,
+        "{n:?}"
+    );
+    assert!(n.other_key_size > 0 && n.other_nonce_size > 0, "{n:?}");
+}
+
+#[test]
+fn aws_lc_chacha20_poly1305_passes_wycheproof() {
+    let n = run::<mrtr_aws_lc::ChaCha20Poly1305>(TestName::ChaCha20Poly1305);
     assert!(
         n.valid > 0 && n.invalid > 0 && n.plaintext_checked > 0,
         "{n:?}"
