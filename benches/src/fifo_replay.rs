@@ -106,10 +106,10 @@ impl ReplayCache for FifoReplayCache {
             .lock()
             .map_err(|_| ReplayError::Unavailable)?;
         shard.evict(now, 8);
-        if let Some(&e) = shard.live.get(id) {
-            if e > now {
-                return Err(ReplayError::Replayed);
-            }
+        if let Some(&e) = shard.live.get(id)
+            && e > now
+        {
+            return Err(ReplayError::Replayed);
         }
         if shard.queue.len() >= self.per_shard {
             shard.evict(now, 64);

@@ -74,10 +74,10 @@ impl Allocs {
         let mut map = BTreeMap::new();
         for line in text.lines() {
             let f: Vec<&str> = line.split('\t').collect();
-            if let [group, row, n, allocs, bytes] = f[..] {
-                if let (Ok(n), Ok(a), Ok(b)) = (n.parse(), allocs.parse(), bytes.parse()) {
-                    map.insert((group.to_owned(), row.to_owned(), n), (a, b));
-                }
+            if let [group, row, n, allocs, bytes] = f[..]
+                && let (Ok(n), Ok(a), Ok(b)) = (n.parse(), allocs.parse(), bytes.parse())
+            {
+                map.insert((group.to_owned(), row.to_owned(), n), (a, b));
             }
         }
         Self(map)
