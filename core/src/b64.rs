@@ -26,16 +26,21 @@ pub const fn decoded_len(n: usize) -> Option<usize> {
     }
 }
 
-fn value(c: u8) -> Option<u8> {
-    match c {
-        b'A'..=b'Z' => Some(c - b'A'),
-        b'a'..=b'z' => Some(c - b'a' + 26),
-        b'0'..=b'9' => Some(c - b'0' + 52),
-        b'-' => Some(62),
-        b'_' => Some(63),
-        _ => None,
+/// Marks a byte outside the alphabet in [`DECODE`].
+const INVALID: u8 = 0xff;
+
+/// Character → 6-bit value, [`INVALID`] for anything outside the alphabet. A table instead of
+/// range comparisons: no data-dependent branch per character, so decoding is fast on any
+/// input and does not depend on which characters a token holds.
+const DECODE: [u8; 256] = {
+    let mut t = [INVALID; 256];
+    let mut i = 0;
+    while i < 64 {
+        t[ALPHABET[i] as usize] = i as u8;
+        i += 1;
     }
-}
+    t
+};
 
 /// Encodes the first `len` bytes of `buf` in place, growing into the rest of `buf`.
 ///
@@ -79,12 +84,16 @@ pub fn decode_in_place(buf: &mut [u8], len: usize) -> Option<usize> {
     }
     let out_len = decoded_len(len)?;
     let full = len / 4;
+    // Every looked-up value is ORed into `bad`; INVALID has the top bits set, valid values
+    // never do, so one check after the loop catches any foreign character.
+    let mut bad = 0u8;
     for g in 0..full {
         let i = g * 4;
-        let a = value(buf[i])?;
-        let b = value(buf[i + 1])?;
-        let c = value(buf[i + 2])?;
-        let d = value(buf[i + 3])?;
+        let a = DECODE[buf[i] as usize];
+        let b = DECODE[buf[i + 1] as usize];
+        let c = DECODE[buf[i + 2] as usize];
+        let d = DECODE[buf[i + 3] as usize];
+        bad |= a | b | c | d;
         let o = g * 3;
         buf[o] = (a << 2) | (b >> 4);
         buf[o + 1] = (b << 4) | (c >> 2);
@@ -94,21 +103,24 @@ pub fn decode_in_place(buf: &mut [u8], len: usize) -> Option<usize> {
     if rem != 0 {
         let i = full * 4;
         let o = full * 3;
-        let a = value(buf[i])?;
-        let b = value(buf[i + 1])?;
+        let a = DECODE[buf[i] as usize];
+        let b = DECODE[buf[i + 1] as usize];
+        bad |= a | b;
         if rem == 2 {
-            if b & 0x0f != 0 {
-                return None;
-            }
+            // The unused low 4 bits of the last character must be zero (canonical form).
+            bad |= u8::from(b & 0x0f != 0) << 7;
             buf[o] = (a << 2) | (b >> 4);
         } else {
-            let c = value(buf[i + 2])?;
-            if c & 0x03 != 0 {
-                return None;
-            }
+            let c = DECODE[buf[i + 2] as usize];
+            bad |= c;
+            // The unused low 2 bits of the last character must be zero (canonical form).
+            bad |= u8::from(c & 0x03 != 0) << 7;
             buf[o] = (a << 2) | (b >> 4);
             buf[o + 1] = (b << 4) | (c >> 2);
         }
+    }
+    if bad & 0xc0 != 0 {
+        return None;
     }
     Some(out_len)
 }

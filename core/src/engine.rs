@@ -18,7 +18,7 @@ use subtle::ConstantTimeEq;
 
 use crate::b64;
 use crate::binding::{Aad, Binding};
-use crate::cipher::{Cipher, TAG_LEN};
+use crate::cipher::{Cipher, MAX_NONCE_LEN, TAG_LEN};
 use crate::clock::Clock;
 use crate::error::{ConfigError, ErrorDetail, Reason, Rejection, SealError};
 use crate::key::KeyRing;
@@ -260,8 +260,12 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
             return Err(SealError::TooLarge);
         }
         let key = self.keys.take_seal().ok_or(SealError::KeyExhausted)?;
-        rng.try_fill_bytes(&mut token_id)
-            .map_err(|_| SealError::Rng)?;
+        // One draw for the token id and the nonce, in that order (one system call with an OS
+        // generator instead of two).
+        let mut random = [0u8; TOKEN_ID_LEN + MAX_NONCE_LEN];
+        let random = &mut random[..TOKEN_ID_LEN + nonce_len];
+        rng.try_fill_bytes(random).map_err(|_| SealError::Rng)?;
+        token_id.copy_from_slice(&random[..TOKEN_ID_LEN]);
         let state = NewState { token_id, ..state };
 
         let bytes = &mut out.bytes[..total];
@@ -272,10 +276,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
         header[field::ALGORITHM] = C::ALGORITHM.id();
         header[field::KEY_ID_LEN] = kid.len() as u8;
         header[field::KEY_ID..].copy_from_slice(kid);
-        if rng.try_fill_bytes(nonce).is_err() {
-            out.wipe();
-            return Err(SealError::Rng);
-        }
+        nonce.copy_from_slice(&random[TOKEN_ID_LEN..]);
         let mut aad = Aad::new();
         let sealed = match (state.write(body), aad.fill(header, binding)) {
             (Some(()), Some(aad)) => key
