@@ -11,23 +11,30 @@
 //! When the handler needs input it calls [`Engine::input_required`] with the round
 //! ([`Step::next_round`]) and its continuation, and answers with that result.
 //!
+//! [`AnyEngine`] is the same engine with the AEAD chosen at run time.
+//!
 //! Every rejection is logged as a `tracing` event (target `mrtr`) with its precise reason
 //! ([`mrtr_core::Reason::as_str`]), the method and the target; tokens, keys and
 //! continuations never appear in logs or `Debug` output.
 
 use std::fmt;
 
-use mrtr_core::cipher::Cipher;
+use mrtr_core::cipher::{Algorithm, Cipher};
 use mrtr_core::replay::{NoReplayCache, ReplayCache};
 use mrtr_core::token::{TokenBuf, token_len_for};
-use mrtr_core::{Clock, Mrtr, Reason, Rejection, Round, SealError};
+use mrtr_core::{
+    Clock, ConfigError, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, ErrorDetail, Mrtr, Reason, Rejection,
+    Round, SealError,
+};
 use serde_json::Value;
 use zeroize::Zeroizing;
 
 use crate::clock::SystemClock;
 use crate::jsonrpc::{JsonRpcError, RequestState, ResumeRequest, input_required_result};
-use crate::replay::AsyncReplayCache;
+use crate::keys::{KeyConfig, KeyConfigError};
+use crate::replay::{AnyReplayCache, AsyncReplayCache};
 use crate::rng::OsRng;
+use crate::{Aes256Gcm, ChaCha20Poly1305, XChaCha20Poly1305};
 
 /// Longest continuation a handler may seal, in bytes.
 pub const MAX_CONTINUATION_LEN: usize = 8 * 1024;
@@ -177,6 +184,34 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
         Ok(input_required_result(&token, input_requests))
     }
 
+    /// The JSON-RPC error rejecting a `requestState` for `reason`, in this engine's
+    /// error-detail mode (for checks the caller runs itself). Not logged: the caller logs.
+    ///
+    /// ```
+    /// use mrtr_std::core::{Mrtr, Reason};
+    /// use mrtr_std::engine::Engine;
+    /// use mrtr_std::keys::KeyConfig;
+    /// use mrtr_std::{Aes256Gcm, SystemClock};
+    ///
+    /// let keys = KeyConfig::ephemeral()?;
+    /// let engine = Engine::new(Mrtr::builder(keys.into_ring::<Aes256Gcm, 4>()?, SystemClock).build()?, ());
+    /// let error = engine.reject(Reason::Malformed);
+    /// assert_eq!(error.code(), -32602);
+    /// assert_eq!(error.data().unwrap()["reason"], "invalid_request_state"); // uniform mode
+    /// assert_eq!(error.rejection().unwrap().reason(), Reason::Malformed);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reject(&self, reason: Reason) -> JsonRpcError {
+        JsonRpcError::from_rejection(self.mrtr.reject(reason))
+    }
+
+    /// [`jsonrpc::precheck`](crate::jsonrpc::precheck) in this engine's error-detail mode:
+    /// the rejection for a raw JSON-RPC message whose `requestState` on a pausable method is
+    /// not a string, to answer before an SDK that types it as a string parses the message.
+    pub fn precheck(&self, message: &Value) -> Option<JsonRpcError> {
+        crate::jsonrpc::precheck(message, self.mrtr.error_detail())
+    }
+
     /// Logs and wraps a rejection.
     fn rejected(&self, req: &ResumeRequest<'_>, rejection: Rejection) -> JsonRpcError {
         let reason = rejection.reason();
@@ -272,5 +307,260 @@ impl<C, R: fmt::Debug, Clk, const K: usize> fmt::Debug for Engine<C, R, Clk, K> 
             .field("mrtr", &self.mrtr)
             .field("replay", &self.replay)
             .finish()
+    }
+}
+
+/// Token lifetime, round cap and error detail of an [`AnyEngine`]; the defaults are
+/// [`mrtr_core`]'s (5-minute TTL, 10 rounds, uniform errors).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Token lifetime in ms; must be > 0.
+    pub ttl_ms: u64,
+    /// Handler invocations per resume chain (the call plus resumes); must be ≥ 1.
+    pub max_rounds: u32,
+    /// How much of a rejection's cause the client sees ([`ErrorDetail::Detailed`] is for
+    /// development only: it is an oracle).
+    pub error_detail: ErrorDetail,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            ttl_ms: DEFAULT_TTL_MS,
+            max_rounds: DEFAULT_MAX_ROUNDS,
+            error_detail: ErrorDetail::Uniform,
+        }
+    }
+}
+
+/// Why an [`AnyEngine`] cannot be built.
+#[derive(Debug)]
+pub enum EngineConfigError {
+    /// The key configuration does not fit the key ring (more keys than it holds).
+    Keys(KeyConfigError),
+    /// The limits are invalid (zero TTL or rounds).
+    Config(ConfigError),
+}
+
+impl fmt::Display for EngineConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Keys(e) => fmt::Display::fmt(e, f),
+            Self::Config(e) => write!(f, "mrtr configuration: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for EngineConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            // Displayed as the key error itself: its causes are this error's.
+            Self::Keys(e) => e.source(),
+            Self::Config(_) => None,
+        }
+    }
+}
+
+impl From<KeyConfigError> for EngineConfigError {
+    fn from(e: KeyConfigError) -> Self {
+        Self::Keys(e)
+    }
+}
+
+impl From<ConfigError> for EngineConfigError {
+    fn from(e: ConfigError) -> Self {
+        Self::Config(e)
+    }
+}
+
+/// An [`Engine`] whose AEAD is chosen at run time (by a flag or a configuration file):
+/// AES-256-GCM, ChaCha20-Poly1305 or XChaCha20-Poly1305, over key rings of up to 4 keys.
+///
+/// It offers the [`Engine`] API (`resume`, `resume_async`, `pause`, `input_required`,
+/// `reject`, `precheck`) and dispatches to the chosen engine. `R` is the replay cache, by
+/// default the run-time-chosen [`AnyReplayCache`]; `Clk` the clock.
+///
+/// ```
+/// use mrtr_std::Algorithm;
+/// use mrtr_std::core::Principal;
+/// use mrtr_std::engine::{AnyEngine, Limits, Step};
+/// use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
+/// use mrtr_std::keys::KeyConfig;
+/// use mrtr_std::replay::AnyReplayCache;
+///
+/// // Startup, e.g. from `--cipher chacha20-poly1305 --replay memory`.
+/// let algorithm: Algorithm = Algorithm::ChaCha20Poly1305;
+/// let keys = KeyConfig::parse_env("current=k1; k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")?;
+/// let engine: AnyEngine =
+///     AnyEngine::new(algorithm, keys, Limits::default(), AnyReplayCache::memory(100_000))?;
+/// assert_eq!(engine.algorithm(), Algorithm::ChaCha20Poly1305);
+///
+/// // Per request, as with `Engine`.
+/// let req = ResumeRequest::with_map_arguments(Method::ToolsCall, "2026-07-28", "book_table",
+///     None, RequestState::Absent, Principal::Anonymous)?;
+/// let step = engine.resume(&req)?;
+/// assert!(matches!(step, Step::Fresh));
+/// let token = engine.pause(&req, step.next_round(), b"awaiting date")?;
+///
+/// let retry = ResumeRequest::with_map_arguments(Method::ToolsCall, "2026-07-28", "book_table",
+///     None, RequestState::Token(&token), Principal::Anonymous)?;
+/// let Step::Resumed(r) = engine.resume(&retry)? else { panic!("not resumed") };
+/// assert_eq!(r.continuation(), b"awaiting date");
+/// assert!(engine.resume(&retry).is_err()); // single use
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+// One per process, never moved per request: variant sizes do not matter.
+#[allow(clippy::large_enum_variant)]
+pub enum AnyEngine<R = AnyReplayCache, Clk = SystemClock> {
+    /// AES-256-GCM.
+    Aes256Gcm(Engine<Aes256Gcm, R, Clk>),
+    /// ChaCha20-Poly1305.
+    ChaCha20Poly1305(Engine<ChaCha20Poly1305, R, Clk>),
+    /// XChaCha20-Poly1305.
+    XChaCha20Poly1305(Engine<XChaCha20Poly1305, R, Clk>),
+}
+
+/// Runs `$body` with `$e` bound to the engine inside whichever variant `$self` is.
+macro_rules! each_engine {
+    ($self:expr, $e:ident => $body:expr) => {
+        match $self {
+            AnyEngine::Aes256Gcm($e) => $body,
+            AnyEngine::ChaCha20Poly1305($e) => $body,
+            AnyEngine::XChaCha20Poly1305($e) => $body,
+        }
+    };
+}
+
+impl<R> AnyEngine<R, SystemClock> {
+    /// Builds the engine for `algorithm` from a key configuration, the limits and the replay
+    /// cache, on the system clock.
+    ///
+    /// Fails if `keys` holds more than 4 keys, or the limits are invalid.
+    pub fn new(
+        algorithm: Algorithm,
+        keys: KeyConfig,
+        limits: Limits,
+        replay: R,
+    ) -> Result<Self, EngineConfigError> {
+        Self::with_clock(algorithm, keys, limits, replay, SystemClock)
+    }
+}
+
+impl<R, Clk: Clock> AnyEngine<R, Clk> {
+    /// [`AnyEngine::new`] on another clock (a manual clock, in tests).
+    pub fn with_clock(
+        algorithm: Algorithm,
+        keys: KeyConfig,
+        limits: Limits,
+        replay: R,
+        clock: Clk,
+    ) -> Result<Self, EngineConfigError> {
+        fn build<C: Cipher, Clk: Clock>(
+            keys: KeyConfig,
+            limits: Limits,
+            clock: Clk,
+        ) -> Result<Mrtr<C, Clk>, EngineConfigError> {
+            Ok(Mrtr::builder(keys.into_ring::<C, 4>()?, clock)
+                .ttl_ms(limits.ttl_ms)
+                .max_rounds(limits.max_rounds)
+                .error_detail(limits.error_detail)
+                .build()?)
+        }
+        Ok(match algorithm {
+            Algorithm::Aes256Gcm => {
+                Self::Aes256Gcm(Engine::new(build(keys, limits, clock)?, replay))
+            }
+            Algorithm::ChaCha20Poly1305 => {
+                Self::ChaCha20Poly1305(Engine::new(build(keys, limits, clock)?, replay))
+            }
+            Algorithm::XChaCha20Poly1305 => {
+                Self::XChaCha20Poly1305(Engine::new(build(keys, limits, clock)?, replay))
+            }
+        })
+    }
+
+    /// The AEAD in use.
+    pub fn algorithm(&self) -> Algorithm {
+        match self {
+            Self::Aes256Gcm(_) => Algorithm::Aes256Gcm,
+            Self::ChaCha20Poly1305(_) => Algorithm::ChaCha20Poly1305,
+            Self::XChaCha20Poly1305(_) => Algorithm::XChaCha20Poly1305,
+        }
+    }
+
+    /// The token lifetime, round cap and error detail in use.
+    pub fn limits(&self) -> Limits {
+        each_engine!(self, e => Limits {
+            ttl_ms: e.mrtr().ttl_ms(),
+            max_rounds: e.mrtr().max_rounds(),
+            error_detail: e.mrtr().error_detail(),
+        })
+    }
+
+    /// The replay cache.
+    pub fn replay_cache(&self) -> &R {
+        each_engine!(self, e => e.replay_cache())
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &Clk {
+        each_engine!(self, e => e.mrtr().clock())
+    }
+
+    /// [`Engine::pause`]: seals a paused call's continuation; returns the `requestState`.
+    pub fn pause(
+        &self,
+        req: &ResumeRequest<'_>,
+        round: Round,
+        continuation: &[u8],
+    ) -> Result<String, SealError> {
+        each_engine!(self, e => e.pause(req, round, continuation))
+    }
+
+    /// [`Engine::input_required`]: the sealed state in an `input_required` result.
+    pub fn input_required(
+        &self,
+        req: &ResumeRequest<'_>,
+        round: Round,
+        continuation: &[u8],
+        input_requests: Option<Value>,
+    ) -> Result<Value, SealError> {
+        each_engine!(self, e => e.input_required(req, round, continuation, input_requests))
+    }
+
+    /// [`Engine::reject`]: the rejection for `reason` in this engine's error-detail mode.
+    pub fn reject(&self, reason: Reason) -> JsonRpcError {
+        each_engine!(self, e => e.reject(reason))
+    }
+
+    /// [`Engine::precheck`]: the rejection for a raw message whose `requestState` on a
+    /// pausable method is not a string.
+    pub fn precheck(&self, message: &Value) -> Option<JsonRpcError> {
+        each_engine!(self, e => e.precheck(message))
+    }
+}
+
+impl<R: ReplayCache, Clk: Clock> AnyEngine<R, Clk> {
+    /// [`Engine::resume`]: checks the request's `requestState`, the replay cache last.
+    pub fn resume(&self, req: &ResumeRequest<'_>) -> Result<Step, JsonRpcError> {
+        each_engine!(self, e => e.resume(req))
+    }
+}
+
+impl<R: AsyncReplayCache, Clk: Clock> AnyEngine<R, Clk> {
+    /// [`Engine::resume_async`]: checks the request's `requestState`, awaiting the replay
+    /// cache last.
+    pub async fn resume_async(&self, req: &ResumeRequest<'_>) -> Result<Step, JsonRpcError> {
+        each_engine!(self, e => e.resume_async(req).await)
+    }
+}
+
+impl<R: fmt::Debug, Clk> fmt::Debug for AnyEngine<R, Clk> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Aes256Gcm(e) => f.debug_tuple("Aes256Gcm").field(e).finish(),
+            Self::ChaCha20Poly1305(e) => f.debug_tuple("ChaCha20Poly1305").field(e).finish(),
+            Self::XChaCha20Poly1305(e) => f.debug_tuple("XChaCha20Poly1305").field(e).finish(),
+        }
     }
 }

@@ -87,9 +87,31 @@ pub fn digest(value: &Value) -> Result<[u8; 32], JcsError> {
 /// ```
 pub fn args_digest(arguments: Option<&Value>) -> Result<ArgsDigest, JcsError> {
     match arguments {
-        None | Some(Value::Null) => digest(&Value::Object(Map::new())),
+        None | Some(Value::Null) => args_digest_map(None),
         Some(v) => digest(v),
     }
+}
+
+/// [`args_digest`] for arguments held as a JSON object map (as SDKs type `arguments`),
+/// canonicalized in place: no copy into a [`Value`]. Absent counts as `{}`, and a map digests
+/// exactly as the same map inside [`Value::Object`] does.
+///
+/// ```
+/// use mrtr_std::jcs::{args_digest, args_digest_map};
+/// use serde_json::{Value, json};
+///
+/// let Value::Object(map) = json!({"party": 4, "name": "Ada"}) else { unreachable!() };
+/// assert_eq!(args_digest_map(Some(&map))?, args_digest(Some(&Value::Object(map.clone())))?);
+/// assert_eq!(args_digest_map(None)?, args_digest(None)?);
+/// # Ok::<(), mrtr_std::jcs::JcsError>(())
+/// ```
+pub fn args_digest_map(arguments: Option<&Map<String, Value>>) -> Result<ArgsDigest, JcsError> {
+    let mut hasher = Sha256::new();
+    match arguments {
+        None => hasher.put(b"{}"),
+        Some(members) => write_object(&mut hasher, members, 0)?,
+    }
+    Ok(hasher.finalize().into())
 }
 
 /// Where canonical bytes go: a buffer or a running hash.
@@ -129,24 +151,31 @@ fn write_value<S: Sink>(out: &mut S, value: &Value, depth: usize) -> Result<(), 
             }
             out.put(b"]");
         }
-        Value::Object(members) => {
-            if depth >= MAX_DEPTH {
-                return Err(JcsError::TooDeep);
-            }
-            let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
-            sorted.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
-            out.put(b"{");
-            for (i, (name, member)) in sorted.into_iter().enumerate() {
-                if i > 0 {
-                    out.put(b",");
-                }
-                write_string(out, name);
-                out.put(b":");
-                write_value(out, member, depth + 1)?;
-            }
-            out.put(b"}");
-        }
+        Value::Object(members) => write_object(out, members, depth)?,
     }
+    Ok(())
+}
+
+fn write_object<S: Sink>(
+    out: &mut S,
+    members: &Map<String, Value>,
+    depth: usize,
+) -> Result<(), JcsError> {
+    if depth >= MAX_DEPTH {
+        return Err(JcsError::TooDeep);
+    }
+    let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
+    sorted.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+    out.put(b"{");
+    for (i, (name, member)) in sorted.into_iter().enumerate() {
+        if i > 0 {
+            out.put(b",");
+        }
+        write_string(out, name);
+        out.put(b":");
+        write_value(out, member, depth + 1)?;
+    }
+    out.put(b"}");
     Ok(())
 }
 
@@ -493,5 +522,45 @@ mod tests {
         // serde_json drops deep values recursively; leak it to keep the test about JCS.
         std::mem::forget(deep);
         assert!(JcsError::TooDeep.to_string().contains("64"));
+    }
+
+    fn object(v: Value) -> Map<String, Value> {
+        match v {
+            Value::Object(m) => m,
+            other => Map::from_iter([("k".to_owned(), other)]),
+        }
+    }
+
+    #[test]
+    fn map_arguments_digest_as_the_same_object_value() {
+        let cases = [
+            json!({}),
+            json!({"b": [1.0, 2.50, 1e21], "a": "€\n", "\u{10000}": 1, "\u{ffff}": 2}),
+            json!({"party": 4, "when": {"date": "2026-12-24", "flex": null}}),
+        ];
+        for v in cases {
+            let map = object(v.clone());
+            assert_eq!(args_digest_map(Some(&map)), args_digest(Some(&v)), "{v}");
+        }
+        // Absent is `{}`, not the digest of nothing.
+        assert_eq!(args_digest_map(None), args_digest(Some(&json!({}))));
+        assert_eq!(args_digest_map(None), args_digest(None));
+        let empty: [u8; 32] = Sha256::digest(b"{}").into();
+        assert_eq!(args_digest_map(None), Ok(empty));
+        // Different arguments, different digests.
+        assert_ne!(
+            args_digest_map(Some(&object(json!({"n": 1})))),
+            args_digest_map(Some(&object(json!({"n": "1"}))))
+        );
+    }
+
+    #[test]
+    fn map_arguments_share_the_nesting_limit() {
+        // The map is the top-level container (depth 1), as inside a Value.
+        let wrap = |v: Value| Map::from_iter([("k".to_owned(), v)]);
+        let at_limit = wrap(nested(MAX_DEPTH - 1));
+        assert!(args_digest_map(Some(&at_limit)).is_ok());
+        let over = wrap(nested(MAX_DEPTH));
+        assert_eq!(args_digest_map(Some(&over)), Err(JcsError::TooDeep));
     }
 }

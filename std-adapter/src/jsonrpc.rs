@@ -15,7 +15,7 @@
 use std::fmt;
 
 use mrtr_core::error::INVALID_PARAMS;
-use mrtr_core::{ArgsDigest, Binding, BindingError, Principal, Rejection};
+use mrtr_core::{ArgsDigest, Binding, BindingError, ErrorDetail, Principal, Reason, Rejection};
 use serde_json::{Map, Value, json};
 
 use crate::jcs::{self, JcsError};
@@ -291,6 +291,47 @@ impl<'a> ResumeRequest<'a> {
         })
     }
 
+    /// [`ResumeRequest::new`] for arguments held as a JSON object map, as SDKs type
+    /// `params.arguments` (rmcp's `JsonObject`): digested in place, without cloning the map
+    /// into a [`Value`]. The digest is the one [`ResumeRequest::new`] computes for the same
+    /// object (absent and `{}` alike).
+    ///
+    /// ```
+    /// use mrtr_std::core::Principal;
+    /// use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
+    /// use serde_json::{Map, Value, json};
+    ///
+    /// let Value::Object(arguments) = json!({"party": 4}) else { unreachable!() };
+    /// let typed = ResumeRequest::with_map_arguments(
+    ///     Method::ToolsCall, "2026-07-28", "book_table", Some(&arguments),
+    ///     RequestState::Absent, Principal::Anonymous,
+    /// )?;
+    /// let params = json!({"name": "book_table", "arguments": {"party": 4},
+    ///                     "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}});
+    /// let parsed = ResumeRequest::from_params("tools/call", &params, Principal::Anonymous)?
+    ///     .unwrap();
+    /// assert_eq!(typed.args_digest(), parsed.args_digest());
+    /// # Ok::<(), mrtr_std::jsonrpc::JsonRpcError>(())
+    /// ```
+    pub fn with_map_arguments(
+        method: Method,
+        protocol_version: &'a str,
+        target: &'a str,
+        arguments: Option<&Map<String, Value>>,
+        request_state: RequestState<'a>,
+        principal: Principal<'a>,
+    ) -> Result<Self, JsonRpcError> {
+        let args = jcs::args_digest_map(arguments).map_err(args_error)?;
+        Ok(Self {
+            method,
+            protocol_version,
+            target,
+            principal,
+            request_state,
+            args,
+        })
+    }
+
     /// The method.
     pub fn method(&self) -> Method {
         self.method
@@ -336,6 +377,53 @@ fn args_error(e: JcsError) -> JsonRpcError {
     JsonRpcError::invalid_params(format!(
         "Invalid params: arguments cannot be canonicalized: {e}"
     ))
+}
+
+/// Checks a raw JSON-RPC message, before an SDK parses it, for a `requestState` that is not a
+/// string on one of the three pausable methods, and returns the rejection to answer the
+/// message with (in `detail` mode: use [`Engine::precheck`](crate::engine::Engine::precheck)
+/// for the engine's own mode).
+///
+/// SDKs that type `requestState` as a string fail to parse such a request and answer it with
+/// their own error; mrtr's contract is the uniform `-32602` rejection for any unusable
+/// `requestState`, which this gives. Everything else is `None`: other methods (their
+/// `requestState` is ignored), absent or string `requestState` (checked on resume),
+/// notifications and responses without a method, and batches (arrays). A rejection is logged
+/// like any other (target `mrtr`, reason `malformed`).
+///
+/// ```
+/// use mrtr_std::core::ErrorDetail;
+/// use mrtr_std::jsonrpc::precheck;
+/// use serde_json::json;
+///
+/// let bad = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+///                  "params": {"name": "book_table", "requestState": 42}});
+/// let error = precheck(&bad, ErrorDetail::Uniform).expect("rejected");
+/// assert_eq!(error.to_value(), json!({"code": -32602, "message": "Invalid or expired requestState",
+///                                     "data": {"reason": "invalid_request_state"}}));
+///
+/// let fine = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+///                   "params": {"name": "book_table", "requestState": "opaque"}});
+/// assert!(precheck(&fine, ErrorDetail::Uniform).is_none());
+/// ```
+pub fn precheck(message: &Value, detail: ErrorDetail) -> Option<JsonRpcError> {
+    let method = message.get("method").and_then(Value::as_str)?;
+    Method::from_name(method)?;
+    match message.pointer("/params/requestState") {
+        None | Some(Value::String(_)) => None,
+        Some(_) => {
+            tracing::info!(
+                target: "mrtr",
+                reason = Reason::Malformed.as_str(),
+                method,
+                "requestState rejected: not a string"
+            );
+            Some(JsonRpcError::from_rejection(Rejection::new(
+                Reason::Malformed,
+                detail,
+            )))
+        }
+    }
 }
 
 /// The `input_required` result: `{"resultType":"input_required","inputRequests"?,

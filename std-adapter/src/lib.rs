@@ -9,7 +9,9 @@
 //! * [`replay_redis`] (feature `redis`, on by default): a Redis replay cache shared by nodes;
 //! * [`jcs`]: RFC 8785 canonical JSON and the argument digest;
 //! * [`jsonrpc`] and [`engine`]: from request params to `Fresh` / `Resumed` / a JSON-RPC
-//!   error, and the `input_required` result, sync or async;
+//!   error, and the `input_required` result, sync or async; [`engine::AnyEngine`] with the
+//!   AEAD chosen at run time and [`replay::AnyReplayCache`] with the replay store chosen at
+//!   run time;
 //! * [`subscription`]: the subscription authorizer runtime.
 //!
 //! ## A handler that pauses and resumes
@@ -87,6 +89,7 @@
 pub use mrtr_aes_gcm::Aes256Gcm;
 pub use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 pub use mrtr_core as core;
+pub use mrtr_core::cipher::Algorithm;
 
 pub use clock::SystemClock;
 pub use rng::OsRng;

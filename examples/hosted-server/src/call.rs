@@ -2,7 +2,7 @@
 //! caller, check the `requestState` with mrtr, run the handler's flow, and seal the next
 //! state when the flow pauses again.
 
-use mrtr_std::engine::Step;
+use mrtr_std::engine::{AnyEngine, Step};
 use mrtr_std::jsonrpc::{JsonRpcError, Method, RequestState, ResumeRequest};
 use rmcp::model::{
     ErrorCode, ErrorData, InputRequests, InputRequiredResult, InputResponses, JsonObject,
@@ -10,11 +10,9 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 
 use crate::ask::Caps;
 use crate::auth::Caller;
-use crate::seal::Sealer;
 
 /// What a flow sees of its request.
 pub struct Call<'a> {
@@ -124,7 +122,7 @@ pub fn caller_of(ctx: &RequestContext<RoleServer>) -> Caller {
 
 /// Runs `flow` for `request`: resume checks, the flow, and sealing its next state.
 pub async fn run<T>(
-    sealer: &Sealer,
+    sealer: &AnyEngine,
     request: Request<'_>,
     ctx: &RequestContext<RoleServer>,
     flow: impl FnOnce(&Call<'_>) -> Result<Outcome<T>, ErrorData>,
@@ -134,21 +132,20 @@ pub async fn run<T>(
         .protocol_version()
         .map(|v| v.as_str().to_owned())
         .unwrap_or_default();
-    let arguments = request.arguments.map(|a| Value::Object(a.clone()));
     let state = match request.request_state {
         Some(s) => RequestState::Token(s),
         None => RequestState::Absent,
     };
-    let req = ResumeRequest::new(
+    let req = ResumeRequest::with_map_arguments(
         request.method,
         &version,
         request.target,
-        arguments.as_ref(),
+        request.arguments,
         state,
         caller.principal(),
     )
     .map_err(to_error_data)?;
-    let step = sealer.resume(&req).await.map_err(to_error_data)?;
+    let step = sealer.resume_async(&req).await.map_err(to_error_data)?;
     let caps = Caps::from_client(ctx.client_capabilities().as_ref());
     let call = Call {
         step: &step,

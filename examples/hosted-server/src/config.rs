@@ -4,8 +4,26 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
+use mrtr_std::Algorithm;
 
-use crate::seal::CipherChoice;
+/// Which AEAD seals `requestState`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CipherChoice {
+    /// AES-256-GCM (the default).
+    Aes256Gcm,
+    /// ChaCha20-Poly1305.
+    Chacha20Poly1305,
+}
+
+impl CipherChoice {
+    /// The algorithm for mrtr-std's engine.
+    pub fn algorithm(self) -> Algorithm {
+        match self {
+            Self::Aes256Gcm => Algorithm::Aes256Gcm,
+            Self::Chacha20Poly1305 => Algorithm::ChaCha20Poly1305,
+        }
+    }
+}
 
 /// Where token single use is recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

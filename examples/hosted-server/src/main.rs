@@ -13,7 +13,6 @@ mod listen;
 mod preflight;
 mod prompts;
 mod resources;
-mod seal;
 mod server;
 mod tools;
 
@@ -21,8 +20,10 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser;
+use mrtr_std::core::ErrorDetail;
+use mrtr_std::engine::{AnyEngine, Limits};
 use mrtr_std::keys::KeyConfig;
-use mrtr_std::replay_mem::MemoryReplayCache;
+use mrtr_std::replay::AnyReplayCache;
 use mrtr_std::replay_redis::RedisReplayCache;
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
@@ -30,7 +31,6 @@ use tracing_subscriber::EnvFilter;
 
 use crate::auth::TokenMap;
 use crate::config::{Config, ReplayChoice};
-use crate::seal::{Limits, Replay, Sealer};
 use crate::server::{App, Hosted};
 
 #[tokio::main]
@@ -58,8 +58,8 @@ async fn main() -> anyhow::Result<()> {
 async fn build_app(config: &Config) -> anyhow::Result<App> {
     let keys = KeyConfig::from_env_or_ephemeral().context("key configuration")?;
     let replay = match config.replay_choice() {
-        ReplayChoice::Memory => Replay::Memory(MemoryReplayCache::new(config.replay_capacity)),
-        ReplayChoice::Off => Replay::Off,
+        ReplayChoice::Memory => AnyReplayCache::memory(config.replay_capacity),
+        ReplayChoice::Off => AnyReplayCache::Off,
         ReplayChoice::Redis => {
             let Some(url) = &config.redis_url else {
                 anyhow::bail!("--replay redis needs --redis-url (or MRTR_REDIS_URL)");
@@ -68,22 +68,26 @@ async fn build_app(config: &Config) -> anyhow::Result<App> {
                 .prefix(config.redis_prefix.as_str())
                 .build()
                 .context("Redis replay cache")?;
-            Replay::Redis(cache)
+            AnyReplayCache::Redis(cache)
         }
     };
     let limits = Limits {
         ttl_ms: config.ttl_ms,
         max_rounds: config.max_rounds,
-        detailed_errors: config.detailed_errors,
+        error_detail: if config.detailed_errors {
+            ErrorDetail::Detailed
+        } else {
+            ErrorDetail::Uniform
+        },
     };
     let key_id = keys.current_id().to_string();
-    let sealer = Sealer::new(config.cipher, keys, limits, replay)?;
+    let sealer = AnyEngine::new(config.cipher.algorithm(), keys, limits, replay)?;
     tracing::info!(
         cipher = ?config.cipher,
         key_id,
         ttl_ms = limits.ttl_ms,
         max_rounds = limits.max_rounds,
-        replay = sealer.replay().describe(),
+        replay = sealer.replay_cache().name(),
         "mrtr configured"
     );
     if config.detailed_errors {

@@ -3,7 +3,7 @@
 //! rmcp deserializes `requestState` as a string: a request whose `requestState` is a number,
 //! object, array or boolean fails to parse there and is answered `-32601`. mrtr's contract is
 //! the uniform `-32602` rejection for any unusable `requestState`, so this layer answers such
-//! requests itself, with the error mrtr-std builds.
+//! requests itself, with the error mrtr-std builds ([`mrtr_std::jsonrpc::precheck`]).
 //!
 //! It also runs the initial authorization of `subscriptions/listen` (see [`crate::listen`]).
 
@@ -14,8 +14,8 @@ use axum::extract::{Request, State};
 use axum::http::{Method as HttpMethod, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use mrtr_std::core::Reason;
-use mrtr_std::jsonrpc::{JsonRpcError, Method};
+use mrtr_std::core::ErrorDetail;
+use mrtr_std::jsonrpc;
 use serde_json::{Value, json};
 
 use crate::auth::Caller;
@@ -34,23 +34,14 @@ pub enum Verdict {
     Reject { id: Value, error: Value },
 }
 
-/// Checks one parsed JSON-RPC message.
-pub fn check(message: &Value, reject: impl Fn(Reason) -> JsonRpcError) -> Verdict {
-    let Some(method) = message.get("method").and_then(Value::as_str) else {
-        return Verdict::Pass;
-    };
-    if Method::from_name(method).is_none() {
-        return Verdict::Pass;
-    }
-    match message.pointer("/params/requestState") {
-        None | Some(Value::String(_)) => Verdict::Pass,
-        Some(_) => {
-            tracing::info!(target: "mrtr", reason = Reason::Malformed.as_str(), method, "requestState rejected: not a string");
-            Verdict::Reject {
-                id: message.get("id").cloned().unwrap_or(Value::Null),
-                error: reject(Reason::Malformed).to_value(),
-            }
-        }
+/// Checks one parsed JSON-RPC message; rejections are in `detail` mode.
+pub fn check(message: &Value, detail: ErrorDetail) -> Verdict {
+    match jsonrpc::precheck(message, detail) {
+        None => Verdict::Pass,
+        Some(error) => Verdict::Reject {
+            id: message.get("id").cloned().unwrap_or(Value::Null),
+            error: error.to_value(),
+        },
     }
 }
 
@@ -66,7 +57,7 @@ pub async fn preflight(State(app): State<Arc<App>>, request: Request, next: Next
     };
     let mut parts = parts;
     if let Ok(message) = serde_json::from_slice::<Value>(&bytes) {
-        if let Verdict::Reject { id, error } = check(&message, |r| app.sealer.reject(r)) {
+        if let Verdict::Reject { id, error } = check(&message, app.sealer.limits().error_detail) {
             return error_response(id, error);
         }
         if message.get("method").and_then(Value::as_str) == Some("subscriptions/listen") {
@@ -124,11 +115,8 @@ async fn admit_listen(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mrtr_std::core::{ErrorDetail, Rejection};
 
-    fn reject(r: Reason) -> JsonRpcError {
-        JsonRpcError::from_rejection(Rejection::new(r, ErrorDetail::Uniform))
-    }
+    const UNIFORM: ErrorDetail = ErrorDetail::Uniform;
 
     #[test]
     fn non_string_state_on_pausable_methods_is_rejected_uniformly() {
@@ -141,7 +129,7 @@ mod tests {
         ] {
             let msg = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                              "params": {"name": "t", "requestState": bad}});
-            let Verdict::Reject { id, error } = check(&msg, reject) else {
+            let Verdict::Reject { id, error } = check(&msg, UNIFORM) else {
                 panic!("accepted {msg}");
             };
             assert_eq!(id, json!(7));
@@ -163,7 +151,7 @@ mod tests {
             json!([1, 2]),
         ];
         for msg in ok {
-            assert_eq!(check(&msg, reject), Verdict::Pass, "{msg}");
+            assert_eq!(check(&msg, UNIFORM), Verdict::Pass, "{msg}");
         }
     }
 }

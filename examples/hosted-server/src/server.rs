@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use mrtr_std::engine::AnyEngine;
 use mrtr_std::jsonrpc::Method;
 use rmcp::ServerHandler;
 use rmcp::model::{
@@ -15,13 +16,12 @@ use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 
 use crate::call::{self, Reply, Request};
 use crate::listen::{self, Subscriptions};
-use crate::seal::Sealer;
 use crate::{prompts, resources, tools};
 
 /// What every request handler shares.
 pub struct App {
     /// The mrtr engine.
-    pub sealer: Sealer,
+    pub sealer: AnyEngine,
     /// `subscriptions/listen` registry and policy.
     pub subs: Arc<Subscriptions>,
 }

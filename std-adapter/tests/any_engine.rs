@@ -1,0 +1,531 @@
+//! The run-time-chosen engine and replay cache, the raw-message pre-check, and requests built
+//! from typed (map) arguments.
+
+mod support;
+
+use mrtr_std::Algorithm;
+use mrtr_std::clock::ManualClock;
+use mrtr_std::core::replay::{ReplayCache, ReplayError};
+use mrtr_std::core::{ErrorDetail, Principal, Reason, Round, TokenId};
+use mrtr_std::engine::{AnyEngine, EngineConfigError, Limits, Step};
+use mrtr_std::jsonrpc::{JsonRpcError, Method, RequestState, ResumeRequest, precheck};
+use mrtr_std::keys::KeyConfig;
+use mrtr_std::replay::{AnyReplayCache, AsyncReplayCache};
+use mrtr_std::replay_mem::MemoryReplayCache;
+use serde_json::{Map, Value, json};
+use support::{KEY1_B64, KEY2_B64, T0, capture_logs};
+
+const ALGORITHMS: [Algorithm; 3] = [
+    Algorithm::Aes256Gcm,
+    Algorithm::ChaCha20Poly1305,
+    Algorithm::XChaCha20Poly1305,
+];
+
+const ALICE: Principal<'static> = Principal::User {
+    issuer: "https://idp",
+    subject: "alice",
+};
+
+const VERSION: &str = "2026-07-28";
+
+fn keys() -> KeyConfig {
+    KeyConfig::parse_env(&format!("current=k2; k2:{KEY2_B64}; k1:{KEY1_B64}")).unwrap()
+}
+
+fn limits(detail: ErrorDetail) -> Limits {
+    Limits {
+        ttl_ms: 60_000,
+        max_rounds: 3,
+        error_detail: detail,
+    }
+}
+
+fn engine(
+    algorithm: Algorithm,
+    detail: ErrorDetail,
+    replay: AnyReplayCache,
+) -> (AnyEngine<AnyReplayCache, ManualClock>, ManualClock) {
+    let clock = ManualClock::new(T0);
+    let engine =
+        AnyEngine::with_clock(algorithm, keys(), limits(detail), replay, clock.clone()).unwrap();
+    (engine, clock)
+}
+
+fn map(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+fn request<'a>(args: Option<&Map<String, Value>>, state: Option<&'a str>) -> ResumeRequest<'a> {
+    let state = match state {
+        Some(t) => RequestState::Token(t),
+        None => RequestState::Absent,
+    };
+    ResumeRequest::with_map_arguments(Method::ToolsCall, VERSION, "book_table", args, state, ALICE)
+        .unwrap()
+}
+
+fn reason(r: Result<Step, JsonRpcError>) -> Reason {
+    r.expect_err("expected a rejection")
+        .rejection()
+        .expect("a requestState rejection")
+        .reason()
+}
+
+#[test]
+fn every_algorithm_pauses_resumes_and_refuses_a_replay() {
+    for algorithm in ALGORITHMS {
+        let (e, _) = engine(algorithm, ErrorDetail::Uniform, AnyReplayCache::memory(100));
+        assert_eq!(e.algorithm(), algorithm);
+        let args = map(json!({"party": 4}));
+        let fresh = request(Some(&args), None);
+        let step = e.resume(&fresh).unwrap();
+        assert!(matches!(step, Step::Fresh));
+        assert_eq!(step.next_round(), Round::FIRST);
+        let token = e
+            .pause(&fresh, step.next_round(), b"awaiting date")
+            .unwrap();
+
+        let retry = request(Some(&args), Some(&token));
+        match e.resume(&retry).unwrap() {
+            Step::Resumed(r) => {
+                assert_eq!(r.continuation(), b"awaiting date", "{algorithm:?}");
+                assert_eq!(r.round(), 1);
+                assert_eq!(r.expires_at_ms(), T0 + 60_000);
+            }
+            Step::Fresh => panic!("{algorithm:?}: not resumed"),
+        }
+        assert_eq!(reason(e.resume(&retry)), Reason::Replayed, "{algorithm:?}");
+    }
+}
+
+#[test]
+fn a_token_opens_only_under_the_algorithm_that_sealed_it() {
+    for sealer in ALGORITHMS {
+        let (s, _) = engine(sealer, ErrorDetail::Detailed, AnyReplayCache::Off);
+        let fresh = request(None, None);
+        let token = s.pause(&fresh, Round::FIRST, b"c").unwrap();
+        for opener in ALGORITHMS {
+            let (o, _) = engine(opener, ErrorDetail::Detailed, AnyReplayCache::Off);
+            let retry = request(None, Some(&token));
+            if opener == sealer {
+                assert!(matches!(o.resume(&retry), Ok(Step::Resumed(_))));
+            } else {
+                let err = o.resume(&retry).unwrap_err();
+                assert_eq!(err.rejection().unwrap().reason(), Reason::WrongAlgorithm);
+                assert_eq!(err.data().unwrap()["reason"], "wrong_algorithm");
+            }
+        }
+    }
+}
+
+#[test]
+fn limits_are_applied_and_reported() {
+    for algorithm in ALGORITHMS {
+        let (e, clock) = engine(algorithm, ErrorDetail::Detailed, AnyReplayCache::Off);
+        assert_eq!(e.limits(), limits(ErrorDetail::Detailed));
+
+        // The round cap: the call plus two resumes.
+        let mut token = e.pause(&request(None, None), Round::FIRST, b"r").unwrap();
+        for _ in 0..2 {
+            let req = request(None, Some(&token));
+            let step = e.resume(&req).unwrap();
+            let next = e
+                .input_required(&req, step.next_round(), b"again", None)
+                .unwrap();
+            assert_eq!(next["resultType"], "input_required");
+            token = next["requestState"].as_str().unwrap().to_owned();
+        }
+        assert_eq!(
+            reason(e.resume(&request(None, Some(&token)))),
+            Reason::RoundsExceeded
+        );
+
+        // The TTL follows the engine's clock.
+        let token = e.pause(&request(None, None), Round::FIRST, b"t").unwrap();
+        assert_eq!(e.clock().get(), T0);
+        clock.advance(60_000);
+        assert_eq!(
+            reason(e.resume(&request(None, Some(&token)))),
+            Reason::Expired
+        );
+    }
+}
+
+#[test]
+fn default_limits_are_the_core_defaults() {
+    let e: AnyEngine = AnyEngine::new(
+        Algorithm::Aes256Gcm,
+        keys(),
+        Limits::default(),
+        AnyReplayCache::Off,
+    )
+    .unwrap();
+    let l = e.limits();
+    assert_eq!(l.ttl_ms, mrtr_std::core::DEFAULT_TTL_MS);
+    assert_eq!(l.max_rounds, mrtr_std::core::DEFAULT_MAX_ROUNDS);
+    assert_eq!(l.error_detail, ErrorDetail::Uniform);
+}
+
+#[test]
+fn invalid_configurations_are_refused() {
+    let zero_ttl = Limits {
+        ttl_ms: 0,
+        ..Limits::default()
+    };
+    let err = AnyEngine::new(Algorithm::ChaCha20Poly1305, keys(), zero_ttl, ()).unwrap_err();
+    assert!(matches!(err, EngineConfigError::Config(_)));
+    assert_eq!(
+        err.to_string(),
+        "mrtr configuration: ttl must be greater than 0 ms"
+    );
+
+    let zero_rounds = Limits {
+        max_rounds: 0,
+        ..Limits::default()
+    };
+    let err = AnyEngine::new(Algorithm::Aes256Gcm, keys(), zero_rounds, ()).unwrap_err();
+    assert!(matches!(err, EngineConfigError::Config(_)));
+
+    // Five keys do not fit the engine's four-key ring; the message is the key error's own.
+    let five: Vec<String> = (1..=5).map(|i| format!("k{i}:{KEY1_B64}")).collect();
+    let too_many = KeyConfig::parse_env(&format!("current=k1; {}", five.join("; "))).unwrap();
+    let expected = too_many_keys_message();
+    let err = AnyEngine::new(
+        Algorithm::XChaCha20Poly1305,
+        too_many,
+        Limits::default(),
+        (),
+    )
+    .unwrap_err();
+    let EngineConfigError::Keys(inner) = &err else {
+        panic!("expected a key error, got {err:?}");
+    };
+    assert_eq!(err.to_string(), inner.to_string());
+    assert_eq!(err.to_string(), expected);
+    assert!(!err.to_string().contains(KEY1_B64));
+}
+
+/// The error `into_ring` gives for five keys, for comparison.
+fn too_many_keys_message() -> String {
+    let five: Vec<String> = (1..=5).map(|i| format!("k{i}:{KEY1_B64}")).collect();
+    KeyConfig::parse_env(&format!("current=k1; {}", five.join("; ")))
+        .unwrap()
+        .into_ring::<mrtr_std::Aes256Gcm, 4>()
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn debug_shows_the_choice_but_no_key_material() {
+    for algorithm in ALGORITHMS {
+        let (e, _) = engine(algorithm, ErrorDetail::Uniform, AnyReplayCache::memory(10));
+        let text = format!("{e:?}");
+        assert!(text.contains("Memory"), "{text}");
+        assert!(
+            !text.contains(KEY1_B64) && !text.contains(KEY2_B64),
+            "{text}"
+        );
+        // The raw bytes of KEY1 (0, 1, 2, ...) as a Debug array would start like this.
+        assert!(!text.contains("[0, 1, 2, 3"), "{text}");
+    }
+}
+
+#[test]
+fn reject_uses_the_engines_error_detail() {
+    let (uniform, _) = engine(
+        Algorithm::Aes256Gcm,
+        ErrorDetail::Uniform,
+        AnyReplayCache::Off,
+    );
+    let (detailed, _) = engine(
+        Algorithm::Aes256Gcm,
+        ErrorDetail::Detailed,
+        AnyReplayCache::Off,
+    );
+    let u = uniform.reject(Reason::Expired);
+    assert_eq!(
+        u.to_value(),
+        json!({"code": -32602, "message": "Invalid or expired requestState",
+               "data": {"reason": "invalid_request_state"}})
+    );
+    assert_eq!(u.rejection().unwrap().reason(), Reason::Expired);
+    let d = detailed.reject(Reason::Expired);
+    assert_eq!(d.data().unwrap()["reason"], "expired");
+    // The typed engine inside gives the same error.
+    let AnyEngine::Aes256Gcm(inner) = &detailed else {
+        panic!("wrong variant")
+    };
+    assert_eq!(inner.reject(Reason::Expired), d);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_resume_honours_the_chosen_replay_cache() {
+    // In process: single use.
+    let (e, _) = engine(
+        Algorithm::ChaCha20Poly1305,
+        ErrorDetail::Uniform,
+        AnyReplayCache::memory(10),
+    );
+    let token = e.pause(&request(None, None), Round::FIRST, b"m").unwrap();
+    let retry = request(None, Some(&token));
+    assert!(matches!(e.resume_async(&retry).await, Ok(Step::Resumed(_))));
+    assert_eq!(reason(e.resume_async(&retry).await), Reason::Replayed);
+    assert_eq!(e.replay_cache().name(), "in-process");
+
+    // Off: multi-use within the TTL, sync and async alike.
+    let (e, _) = engine(
+        Algorithm::XChaCha20Poly1305,
+        ErrorDetail::Uniform,
+        AnyReplayCache::Off,
+    );
+    let token = e.pause(&request(None, None), Round::FIRST, b"o").unwrap();
+    let retry = request(None, Some(&token));
+    for _ in 0..3 {
+        assert!(matches!(e.resume_async(&retry).await, Ok(Step::Resumed(_))));
+        assert!(matches!(e.resume(&retry), Ok(Step::Resumed(_))));
+    }
+
+    // A full in-process cache refuses (fail closed).
+    let (e, _) = engine(
+        Algorithm::Aes256Gcm,
+        ErrorDetail::Detailed,
+        AnyReplayCache::memory(1),
+    );
+    let first = e.pause(&request(None, None), Round::FIRST, b"1").unwrap();
+    let second = e.pause(&request(None, None), Round::FIRST, b"2").unwrap();
+    assert!(e.resume_async(&request(None, Some(&first))).await.is_ok());
+    assert_eq!(
+        reason(e.resume_async(&request(None, Some(&second))).await),
+        Reason::ReplayStoreFull
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_replay_cache_answers_both_paths_where_it_can() {
+    let id: TokenId = [9; 16];
+    let off = AnyReplayCache::from(mrtr_std::core::replay::NoReplayCache);
+    assert_eq!(
+        (off.name(), off.enforces_single_use(), off.serves_sync()),
+        ("off", false, true)
+    );
+    for _ in 0..2 {
+        assert_eq!(
+            ReplayCache::check_and_record(&off, &id, T0 + 10, T0),
+            Ok(())
+        );
+        assert_eq!(
+            AsyncReplayCache::check_and_record(&off, &id, T0 + 10, T0).await,
+            Ok(())
+        );
+    }
+
+    let mem = AnyReplayCache::from(MemoryReplayCache::new(10));
+    assert_eq!(
+        (mem.name(), mem.enforces_single_use(), mem.serves_sync()),
+        ("in-process", true, true)
+    );
+    // One store behind both paths: recorded by one, refused by the other.
+    assert_eq!(
+        ReplayCache::check_and_record(&mem, &id, T0 + 10, T0),
+        Ok(())
+    );
+    assert_eq!(
+        AsyncReplayCache::check_and_record(&mem, &id, T0 + 10, T0).await,
+        Err(ReplayError::Replayed)
+    );
+    let other: TokenId = [8; 16];
+    assert_eq!(
+        AsyncReplayCache::check_and_record(&mem, &other, T0 + 10, T0).await,
+        Ok(())
+    );
+    assert_eq!(
+        ReplayCache::check_and_record(&mem, &other, T0 + 10, T0),
+        Err(ReplayError::Replayed)
+    );
+    assert_eq!(AnyReplayCache::default().name(), "off");
+    assert_eq!(mem.to_string(), "in-process");
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn redis_choice_refuses_the_sync_path_and_logs_why() {
+    use mrtr_std::replay_redis::RedisReplayCache;
+    // Never connected: the sync path refuses without trying.
+    let redis =
+        AnyReplayCache::from(RedisReplayCache::new("redis://:hunter2@127.0.0.1:1/").unwrap());
+    assert_eq!(
+        (
+            redis.name(),
+            redis.enforces_single_use(),
+            redis.serves_sync()
+        ),
+        ("redis", true, false)
+    );
+    let (result, logs) =
+        capture_logs(|| ReplayCache::check_and_record(&redis, &[1; 16], T0 + 10, T0));
+    assert_eq!(result, Err(ReplayError::Unavailable));
+    assert!(logs.contains("resume_async"), "{logs}");
+    assert!(!format!("{redis:?}").contains("hunter2"));
+
+    // Through an engine: the uniform rejection, precise reason unavailable.
+    let (e, _) = engine(Algorithm::Aes256Gcm, ErrorDetail::Detailed, redis);
+    let token = e.pause(&request(None, None), Round::FIRST, b"r").unwrap();
+    assert_eq!(
+        reason(e.resume(&request(None, Some(&token)))),
+        Reason::ReplayStoreUnavailable
+    );
+}
+
+#[test]
+fn precheck_rejects_non_string_state_on_the_pausable_methods() {
+    for method in ["tools/call", "prompts/get", "resources/read"] {
+        for bad in [
+            json!(1),
+            json!({"a": 1}),
+            json!(["x"]),
+            json!(true),
+            json!(null),
+        ] {
+            let msg = json!({"jsonrpc": "2.0", "id": 7, "method": method,
+                             "params": {"name": "t", "uri": "u", "requestState": bad}});
+            let (err, logs) = capture_logs(|| precheck(&msg, ErrorDetail::Uniform));
+            let err = err.unwrap_or_else(|| panic!("accepted {msg}"));
+            assert_eq!(
+                err.to_value(),
+                json!({"code": -32602, "message": "Invalid or expired requestState",
+                       "data": {"reason": "invalid_request_state"}})
+            );
+            assert_eq!(err.rejection().unwrap().reason(), Reason::Malformed);
+            assert!(
+                logs.contains("malformed") && logs.contains(method),
+                "{logs}"
+            );
+            let detailed = precheck(&msg, ErrorDetail::Detailed).unwrap();
+            assert_eq!(detailed.data().unwrap()["reason"], "malformed");
+        }
+    }
+}
+
+#[test]
+fn precheck_passes_everything_else() {
+    let ok = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t", "requestState": "abc"}}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": "t"}}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"requestState": 5}}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": 5, "params": {"requestState": 5}}),
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"requestState": 5}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled"}),
+        json!([{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"requestState": 5}}]),
+        json!("tools/call"),
+    ];
+    for msg in ok {
+        assert!(precheck(&msg, ErrorDetail::Detailed).is_none(), "{msg}");
+    }
+}
+
+#[test]
+fn engine_precheck_uses_the_engines_mode() {
+    let msg = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                     "params": {"name": "t", "requestState": 12}});
+    for (detail, wire) in [
+        (ErrorDetail::Uniform, "invalid_request_state"),
+        (ErrorDetail::Detailed, "malformed"),
+    ] {
+        let (e, _) = engine(Algorithm::Aes256Gcm, detail, AnyReplayCache::Off);
+        let err = e.precheck(&msg).unwrap();
+        assert_eq!(err.data().unwrap()["reason"], wire);
+        // The same error the engine gives when the request reaches it.
+        let params = &msg["params"];
+        let req = ResumeRequest::from_params("tools/call", params, ALICE)
+            .unwrap()
+            .unwrap();
+        assert_eq!(e.resume(&req).unwrap_err(), err);
+        assert!(
+            e.precheck(&json!({"method": "tools/call", "params": {}}))
+                .is_none()
+        );
+    }
+}
+
+#[test]
+fn map_arguments_bind_like_the_same_params() {
+    let (e, _) = engine(
+        Algorithm::Aes256Gcm,
+        ErrorDetail::Detailed,
+        AnyReplayCache::memory(10),
+    );
+    let args = json!({"party": 4, "when": {"date": "2026-12-24"}, "note": "wheelchair ♿"});
+    let params = json!({"name": "book_table", "arguments": args,
+                        "_meta": {"io.modelcontextprotocol/protocolVersion": VERSION}});
+    let parsed = ResumeRequest::from_params("tools/call", &params, ALICE)
+        .unwrap()
+        .unwrap();
+    let typed_args = map(args.clone());
+    let typed = request(Some(&typed_args), None);
+    assert_eq!(typed.args_digest(), parsed.args_digest());
+    let via_new = ResumeRequest::new(
+        Method::ToolsCall,
+        VERSION,
+        "book_table",
+        Some(&args),
+        RequestState::Absent,
+        ALICE,
+    )
+    .unwrap();
+    assert_eq!(typed.args_digest(), via_new.args_digest());
+
+    // Sealed from parsed params, resumed from typed arguments (and the other way round).
+    let token = e.pause(&parsed, Round::FIRST, b"x").unwrap();
+    assert!(matches!(
+        e.resume(&request(Some(&typed_args), Some(&token))),
+        Ok(Step::Resumed(_))
+    ));
+
+    // Absent and empty arguments are one call; different arguments are not.
+    let empty = Map::new();
+    assert_eq!(
+        request(None, None).args_digest(),
+        request(Some(&empty), None).args_digest()
+    );
+    let token = e
+        .pause(&request(Some(&empty), None), Round::FIRST, b"y")
+        .unwrap();
+    let changed = map(json!({"party": 5, "when": {"date": "2026-12-24"}, "note": "wheelchair ♿"}));
+    assert_eq!(
+        reason(e.resume(&request(Some(&changed), Some(&token)))),
+        Reason::ArgumentsMismatch
+    );
+    assert!(matches!(
+        e.resume(&request(None, Some(&token))),
+        Ok(Step::Resumed(_))
+    ));
+}
+
+#[test]
+fn map_arguments_that_cannot_be_canonicalized_are_invalid_params() {
+    let mut deep = json!("leaf");
+    for _ in 0..mrtr_std::jcs::MAX_DEPTH {
+        deep = json!([deep]);
+    }
+    let args = map(json!({ "k": deep }));
+    let err = ResumeRequest::with_map_arguments(
+        Method::PromptsGet,
+        VERSION,
+        "p",
+        Some(&args),
+        RequestState::Absent,
+        ALICE,
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), -32602);
+    assert!(
+        err.message().contains("cannot be canonicalized"),
+        "{}",
+        err.message()
+    );
+    assert!(err.rejection().is_none());
+}
