@@ -12,67 +12,38 @@
 //! callers may not. Revoking a subject ([`Subscriptions::revoke`]) reconciles every
 //! subscription at once, so a revoked subject's streams end immediately.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use mrtr_std::clock::StdMonotonicClock;
 use mrtr_std::subscription::{
-    Authorization, AuthorizationContext, EndReason, Event, Grant, InvocationFeatures,
-    NotificationFilter, Registry, RegistryConfig, RequestId, SubscriptionKey,
+    Authorization, AuthorizationContext, Grant, InvocationFeatures, ListenRefused, Listening,
+    NotificationFilter, Registry, RegistryConfig, RegistryHandle, RequestId,
 };
 use rmcp::model::SubscriptionFilter;
 use rmcp::service::SubscriptionContext;
 use serde_json::Value;
-use tokio::sync::{Notify, broadcast, mpsc};
+use tokio::sync::broadcast;
 
 use crate::auth::Caller;
 use crate::resources::REPORT_URI;
 
-type Events = mpsc::UnboundedReceiver<Event>;
-
-/// The registry, its driver task's wiring, and the example policy's state.
+/// The registry (driven by mrtr-std's tokio driver) and the example policy's state.
 pub struct Subscriptions {
-    registry: Mutex<Registry<StdMonotonicClock>>,
-    routes: Mutex<HashMap<SubscriptionKey, mpsc::UnboundedSender<Event>>>,
-    wake: Arc<Notify>,
+    registry: RegistryHandle<StdMonotonicClock>,
     revoked: Arc<RwLock<HashSet<String>>>,
     bookings: broadcast::Sender<()>,
 }
 
 /// An admitted subscription, carried from the preflight to `listen` in request extensions.
-/// Dropping the last clone closes the subscription (never calling the authorizer).
+/// Dropping the last clone, or the subscription once served, closes it (never calling the
+/// authorizer).
 #[derive(Clone)]
-pub struct Admitted(Arc<Ticket>);
+pub struct Admitted(Arc<Mutex<Option<Listening<StdMonotonicClock>>>>);
 
-struct Ticket {
-    key: SubscriptionKey,
-    events: Mutex<Option<Events>>,
-    subs: Arc<Subscriptions>,
-}
-
-impl Drop for Ticket {
-    fn drop(&mut self) {
-        let mut registry = self
-            .subs
-            .registry
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let was_open = registry.close(self.key);
-        drop(registry);
-        self.subs.routes().remove(&self.key);
-        tracing::debug!(key = %self.key, was_open, "subscription released");
-    }
-}
-
-/// Why a listen was not admitted.
-#[derive(Debug, PartialEq, Eq)]
-pub enum NotAdmitted {
-    /// The registry is full.
-    AtCapacity,
-    /// The initial check denied it or failed (the reason is for logs only).
-    Refused(EndReason),
-}
+/// Why a listen was not admitted: at capacity, or refused by the initial check.
+pub type NotAdmitted = ListenRefused;
 
 impl Subscriptions {
     /// Starts the registry and its driver task. Grants last `lease` (capped by the registry
@@ -98,28 +69,11 @@ impl Subscriptions {
             Arc::new(authorizer),
             RegistryConfig::default(),
         );
-        let wake = Arc::new(Notify::new());
-        let waker = wake.clone();
-        registry.set_waker(move || waker.notify_one());
-        let subs = Arc::new(Self {
-            registry: Mutex::new(registry),
-            routes: Mutex::default(),
-            wake,
+        Arc::new(Self {
+            registry: RegistryHandle::spawn(registry),
             revoked,
             bookings: broadcast::channel(64).0,
-        });
-        tokio::spawn(drive(Arc::downgrade(&subs)));
-        subs
-    }
-
-    fn routes(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<SubscriptionKey, mpsc::UnboundedSender<Event>>> {
-        self.routes.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn registry(&self) -> std::sync::MutexGuard<'_, Registry<StdMonotonicClock>> {
-        self.registry.lock().unwrap_or_else(PoisonError::into_inner)
+        })
     }
 
     /// Revokes `subject`: its running subscriptions end now, new ones are denied.
@@ -128,8 +82,7 @@ impl Subscriptions {
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(subject.to_owned());
-        let n = self.registry().reconcile_all();
-        self.wake.notify_one();
+        let n = self.registry.reconcile_all();
         tracing::info!(subject, reconciling = n, "subject revoked");
         n
     }
@@ -145,36 +98,6 @@ impl Subscriptions {
     /// Tells listeners of the bookings report that it changed.
     pub fn bookings_changed(&self) {
         let _ = self.bookings.send(());
-    }
-}
-
-/// The driver: runs the registry whenever a check completes or a deadline passes, and routes
-/// each event to its subscription.
-async fn drive(subs: std::sync::Weak<Subscriptions>) {
-    loop {
-        let Some(s) = subs.upgrade() else { return };
-        let wait = s.registry().time_until_next_deadline();
-        let wake = s.wake.clone();
-        drop(s);
-        tokio::select! {
-            _ = wake.notified() => {}
-            _ = tokio::time::sleep(wait.unwrap_or(Duration::from_secs(3600))) => {}
-        }
-        let Some(s) = subs.upgrade() else { return };
-        let mut events = Vec::new();
-        s.registry().drive(&mut events);
-        let routes = s.routes();
-        for event in events {
-            let key = match &event {
-                Event::Acknowledged { key, .. }
-                | Event::Rejected { key, .. }
-                | Event::Ended { key, .. } => *key,
-                Event::SessionRetired { trigger, .. } => *trigger,
-            };
-            if let Some(tx) = routes.get(&key) {
-                let _ = tx.send(event);
-            }
-        }
     }
 }
 
@@ -214,30 +137,11 @@ pub async fn admit(
     filter: NotificationFilter,
     caller: Caller,
 ) -> Result<Admitted, NotAdmitted> {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let key = {
-        let mut registry = subs.registry();
-        let key = registry
-            .listen(id, filter, Some(Arc::new(caller)))
-            .map_err(|_| NotAdmitted::AtCapacity)?;
-        subs.routes().insert(key, tx);
-        key
-    };
-    subs.wake.notify_one();
-    let ticket = Ticket {
-        key,
-        events: Mutex::new(None),
-        subs: subs.clone(),
-    };
-    match rx.recv().await {
-        Some(Event::Acknowledged { .. }) => {}
-        Some(Event::Rejected { reason, .. })
-        | Some(Event::Ended { reason, .. })
-        | Some(Event::SessionRetired { reason, .. }) => return Err(NotAdmitted::Refused(reason)),
-        None => return Err(NotAdmitted::Refused(EndReason::Closed)),
-    }
-    *ticket.events.lock().unwrap_or_else(PoisonError::into_inner) = Some(rx);
-    Ok(Admitted(Arc::new(ticket)))
+    let listening = subs
+        .registry
+        .listen(id, filter, Some(Arc::new(caller)))
+        .await?;
+    Ok(Admitted(Arc::new(Mutex::new(Some(listening)))))
 }
 
 /// The part of a requested filter this server serves: updates of the bookings report.
@@ -264,19 +168,15 @@ pub async fn serve(subs: &Subscriptions, sub: SubscriptionContext) -> Result<(),
         .get::<axum::http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<Admitted>())
         .cloned();
-    let Some(Admitted(ticket)) = admitted else {
+    let Some(Admitted(slot)) = admitted else {
         // stdio, or a request that bypassed admission: nothing authorized it.
         return Err(rmcp::ErrorData::invalid_request(
             "subscription not authorized",
             None,
         ));
     };
-    let taken = ticket
-        .events
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .take();
-    let Some(mut events) = taken else {
+    let taken = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+    let Some(mut listening) = taken else {
         return Err(rmcp::ErrorData::internal_error(
             "subscription already served",
             None,
@@ -291,19 +191,15 @@ pub async fn serve(subs: &Subscriptions, sub: SubscriptionContext) -> Result<(),
     loop {
         tokio::select! {
             _ = sub.cancelled() => return Ok(()),
-            event = events.recv() => match event {
-                Some(Event::Ended { reason, .. }) => {
-                    tracing::info!(key = %ticket.key, ?reason, "subscription ended");
-                    return Ok(());
-                }
-                Some(_) => {}
-                None => return Ok(()),
-            },
+            reason = listening.ended() => {
+                tracing::info!(key = %listening.key(), ?reason, "subscription ended");
+                return Ok(());
+            }
             changed = bookings.recv() => {
                 if changed.is_err() && !matches!(changed, Err(broadcast::error::RecvError::Lagged(_))) {
                     continue;
                 }
-                let deliver = wants_report && subs.registry().may_deliver(ticket.key);
+                let deliver = wants_report && listening.may_deliver();
                 if deliver && sub.sink().notify_resource_updated(REPORT_URI).await.is_err() {
                     return Ok(());
                 }
@@ -315,6 +211,7 @@ pub async fn serve(subs: &Subscriptions, sub: SubscriptionContext) -> Result<(),
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mrtr_std::subscription::EndReason;
     use serde_json::json;
 
     #[test]
@@ -344,23 +241,14 @@ mod tests {
         assert!(a.is_ok());
         let anon = admit(&subs, RequestId::Number(2), f.clone(), Caller::Anonymous).await;
         assert_eq!(anon.err(), Some(NotAdmitted::Refused(EndReason::Denied)));
-        // Revoking ends alice's running subscription with an Ended event.
-        let Admitted(ticket) = a.unwrap();
-        let mut events = ticket.events.lock().unwrap().take().unwrap();
+        // Revoking ends alice's running subscription: it ends as denied.
+        let Admitted(slot) = a.unwrap();
+        let mut listening = slot.lock().unwrap().take().unwrap();
         subs.revoke("alice");
-        let ended = tokio::time::timeout(Duration::from_secs(10), events.recv())
+        let ended = tokio::time::timeout(Duration::from_secs(10), listening.ended())
             .await
             .unwrap();
-        assert!(
-            matches!(
-                ended,
-                Some(Event::Ended {
-                    reason: EndReason::Denied,
-                    ..
-                })
-            ),
-            "{ended:?}"
-        );
+        assert_eq!(ended, EndReason::Denied);
         let again = admit(&subs, RequestId::Number(3), f.clone(), alice.clone()).await;
         assert_eq!(again.err(), Some(NotAdmitted::Refused(EndReason::Denied)));
         subs.restore("alice");

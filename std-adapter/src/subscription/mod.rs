@@ -20,6 +20,8 @@
 //!    [`Registry::set_waker`] fires or [`Registry::time_until_next_deadline`] elapses. With
 //!    tokio: a `Notify` as waker and `tokio::time::sleep` for the deadline, in a `select!`.
 //!    `drive` never blocks: authorizers run on the registry's own threads.
+//!    [`RegistryHandle`] (feature `tokio`, on by default) is that loop, with
+//!    admit-before-acknowledge [`RegistryHandle::listen`] and close-on-drop [`Listening`].
 //!
 //! `docs/subscriptions.md` has the state machine, a tokio driving loop and the scale numbers.
 //!
@@ -57,6 +59,8 @@
 mod authorizer;
 mod counters;
 mod dispatch;
+#[cfg(feature = "tokio")]
+mod driver;
 mod events;
 mod executor;
 mod registry;
@@ -67,6 +71,8 @@ pub use authorizer::{
     DenyAll, Grant, InvocationFeatures, deny_all,
 };
 pub use counters::Counters;
+#[cfg(feature = "tokio")]
+pub use driver::{ListenRefused, Listening, RegistryHandle};
 pub use events::{Event, EventSink, Refused};
 pub use mrtr_core::lease::{CheckKind, EndReason, Failure, LeaseConfig, Phase, TimeoutPhase};
 pub use registry::{Registry, RegistryConfig, SubscriptionKey};

@@ -1,0 +1,284 @@
+//! A tokio driver for the [`Registry`] (feature `tokio`, on by default): one task runs
+//! [`Registry::drive`] whenever a check completes or a deadline passes, and routes each event
+//! to its subscription.
+//!
+//! [`RegistryHandle::listen`] returns only once the initial check allowed the subscription
+//! (admit before acknowledging), so a server sends the acknowledgment after it and answers a
+//! refusal with an error. The [`Listening`] it returns ends when the registry ends the
+//! subscription ([`Listening::ended`]), gates every notification
+//! ([`Listening::may_deliver`]), and closes the subscription when dropped (without calling the
+//! authorizer).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use mrtr_std::clock::StdMonotonicClock;
+//! use mrtr_std::subscription::{Authorization, AuthorizationContext, EndReason, Grant,
+//!     InvocationFeatures, ListenRefused, NotificationFilter, Registry, RegistryConfig,
+//!     RegistryHandle, RequestId};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! // Callers whose evidence is a `String` are allowed; anyone else is denied.
+//! let authorizer = |ctx: &AuthorizationContext, _: &InvocationFeatures| {
+//!     Ok(match ctx.evidence_as::<String>() {
+//!         Some(_) => Authorization::Allowed(Grant::for_duration(ctx, Duration::from_secs(60))),
+//!         None => Authorization::Denied,
+//!     })
+//! };
+//! let registry =
+//!     Registry::new(StdMonotonicClock::new(), Arc::new(authorizer), RegistryConfig::default());
+//! let subs = RegistryHandle::spawn(registry);
+//!
+//! let filter = NotificationFilter { tools_list_changed: true, ..Default::default() };
+//! let listening = subs
+//!     .listen(RequestId::Number(1), filter.clone(), Some(Arc::new("alice".to_owned())))
+//!     .await
+//!     .expect("allowed");
+//! assert!(listening.may_deliver()); // acknowledged: send the acknowledgment, then deliver
+//!
+//! let refused = subs.listen(RequestId::Number(2), filter, None).await;
+//! assert_eq!(refused.err(), Some(ListenRefused::Refused(EndReason::Denied)));
+//! drop(listening); // closes the subscription
+//! # }
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::Duration;
+
+use tokio::sync::{Notify, mpsc};
+
+use super::authorizer::AppValue;
+use super::events::{Event, Refused};
+use super::registry::{Registry, SubscriptionKey};
+use super::target::{NotificationFilter, RequestId};
+use crate::clock::MonotonicClock;
+use mrtr_core::lease::EndReason;
+
+/// How long the driver sleeps when no deadline is pending (a waker call ends it early).
+const IDLE: Duration = Duration::from_secs(3600);
+
+type Routes = HashMap<SubscriptionKey, mpsc::UnboundedSender<Event>>;
+
+struct Shared<C> {
+    registry: Mutex<Registry<C>>,
+    routes: Mutex<Routes>,
+    wake: Arc<Notify>,
+}
+
+impl<C> Shared<C> {
+    fn registry(&self) -> MutexGuard<'_, Registry<C>> {
+        self.registry.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn routes(&self) -> MutexGuard<'_, Routes> {
+        self.routes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<C> Drop for Shared<C> {
+    fn drop(&mut self) {
+        // The last handle is gone: let the driver task see it and exit.
+        self.wake.notify_one();
+    }
+}
+
+/// A [`Registry`] driven by a tokio task; cheap to clone. The task stops once every handle
+/// and every [`Listening`] is dropped.
+pub struct RegistryHandle<C> {
+    shared: Arc<Shared<C>>,
+}
+
+impl<C> Clone for RegistryHandle<C> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<C> fmt::Debug for RegistryHandle<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never locks the registry (Debug may run inside `with_registry`).
+        f.debug_struct("RegistryHandle").finish_non_exhaustive()
+    }
+}
+
+/// Why [`RegistryHandle::listen`] did not admit a subscription.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ListenRefused {
+    /// The registry holds its maximum number of subscriptions (no check ran).
+    AtCapacity,
+    /// The initial check denied it or failed; the reason is for logs only (answer the
+    /// client uniformly).
+    Refused(EndReason),
+}
+
+impl fmt::Display for ListenRefused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::AtCapacity => f.write_str("subscription capacity reached"),
+            Self::Refused(reason) => write!(f, "subscription not authorized ({})", reason.as_str()),
+        }
+    }
+}
+
+impl std::error::Error for ListenRefused {}
+
+impl<C: MonotonicClock + 'static> RegistryHandle<C> {
+    /// Sets the registry's waker and spawns its driving task on the current tokio runtime.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime (as `tokio::spawn` does), or if the registry's waker was
+    /// already set.
+    pub fn spawn(registry: Registry<C>) -> Self {
+        let wake = Arc::new(Notify::new());
+        let waker = wake.clone();
+        registry.set_waker(move || waker.notify_one());
+        let shared = Arc::new(Shared {
+            registry: Mutex::new(registry),
+            routes: Mutex::default(),
+            wake,
+        });
+        tokio::spawn(drive(Arc::downgrade(&shared)));
+        Self { shared }
+    }
+
+    /// Starts a `subscriptions/listen` subscription and waits for its initial check:
+    /// [`Listening`] once allowed (send the acknowledgment now), or why not (answer the
+    /// request with an error; nothing was acknowledged). `evidence` is what the authorizer
+    /// sees ([`AuthorizationContext::evidence_as`](super::AuthorizationContext::evidence_as)).
+    ///
+    /// Cancel safe: dropping the future closes the subscription.
+    pub async fn listen(
+        &self,
+        id: RequestId,
+        filter: NotificationFilter,
+        evidence: Option<AppValue>,
+    ) -> Result<Listening<C>, ListenRefused> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let key = {
+            let mut registry = self.shared.registry();
+            let key = registry.listen(id, filter, evidence).map_err(|e| match e {
+                Refused::AtCapacity | Refused::AlreadySubscribed(_) => ListenRefused::AtCapacity,
+            })?;
+            // Routed before the driver can run, so the acknowledgment cannot be missed.
+            self.shared.routes().insert(key, tx);
+            key
+        };
+        self.shared.wake.notify_one();
+        // Closes the subscription if this future is dropped while waiting.
+        let mut listening = Listening {
+            key,
+            events: rx,
+            handle: self.clone(),
+        };
+        match listening.events.recv().await {
+            Some(Event::Acknowledged { .. }) => Ok(listening),
+            Some(Event::Rejected { reason, .. })
+            | Some(Event::Ended { reason, .. })
+            | Some(Event::SessionRetired { reason, .. }) => Err(ListenRefused::Refused(reason)),
+            None => Err(ListenRefused::Refused(EndReason::Closed)),
+        }
+    }
+}
+
+impl<C: MonotonicClock> RegistryHandle<C> {
+    /// Runs `f` on the locked registry (e.g. [`Registry::reconcile_all`] after a policy
+    /// change, or [`Registry::counters`]), then wakes the driver so any work it created is
+    /// driven. Keep `f` short: the driver waits for the lock.
+    pub fn with_registry<T>(&self, f: impl FnOnce(&mut Registry<C>) -> T) -> T {
+        let out = f(&mut self.shared.registry());
+        self.shared.wake.notify_one();
+        out
+    }
+
+    /// Re-checks every subscription now (after revoking a subject, say): denied ones end.
+    /// Returns how many checks were started.
+    pub fn reconcile_all(&self) -> usize {
+        self.with_registry(Registry::reconcile_all)
+    }
+}
+
+/// An admitted `subscriptions/listen` subscription. Dropping it closes the subscription
+/// (the authorizer is not called).
+pub struct Listening<C: MonotonicClock> {
+    key: SubscriptionKey,
+    events: mpsc::UnboundedReceiver<Event>,
+    handle: RegistryHandle<C>,
+}
+
+impl<C: MonotonicClock> Listening<C> {
+    /// The subscription's key in the registry.
+    pub fn key(&self) -> SubscriptionKey {
+        self.key
+    }
+
+    /// Whether a notification may be sent now; ask before every one.
+    pub fn may_deliver(&self) -> bool {
+        self.handle.shared.registry().may_deliver(self.key)
+    }
+
+    /// Waits until the registry ends the subscription (denied on renewal, expired, a failed
+    /// check, or closed) and returns why, for logs. Then send the completion result and
+    /// close the stream. Cancel safe (for `select!` with the client's cancellation).
+    /// It answers once: after the end, a further call waits forever.
+    pub async fn ended(&mut self) -> EndReason {
+        loop {
+            match self.events.recv().await {
+                Some(Event::Ended { reason, .. }) | Some(Event::SessionRetired { reason, .. }) => {
+                    return reason;
+                }
+                Some(Event::Acknowledged { .. }) | Some(Event::Rejected { .. }) => {}
+                None => return EndReason::Closed,
+            }
+        }
+    }
+}
+
+impl<C: MonotonicClock> Drop for Listening<C> {
+    fn drop(&mut self) {
+        let was_open = self.handle.shared.registry().close(self.key);
+        self.handle.shared.routes().remove(&self.key);
+        tracing::debug!(key = %self.key, was_open, "subscription released");
+    }
+}
+
+impl<C: MonotonicClock> fmt::Debug for Listening<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Listening")
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The driving task: runs the registry whenever the waker fires or a deadline passes, and
+/// routes each event to its subscription.
+async fn drive<C: MonotonicClock>(shared: Weak<Shared<C>>) {
+    loop {
+        let Some(s) = shared.upgrade() else { return };
+        let wait = s.registry().time_until_next_deadline();
+        let wake = s.wake.clone();
+        drop(s);
+        // Woken, or the deadline passed: either way, drive.
+        let _ = tokio::time::timeout(wait.unwrap_or(IDLE), wake.notified()).await;
+        let Some(s) = shared.upgrade() else { return };
+        let mut events = Vec::new();
+        s.registry().drive(&mut events);
+        let routes = s.routes();
+        for event in events {
+            let key = match &event {
+                Event::Acknowledged { key, .. }
+                | Event::Rejected { key, .. }
+                | Event::Ended { key, .. } => *key,
+                Event::SessionRetired { trigger, .. } => *trigger,
+            };
+            if let Some(tx) = routes.get(&key) {
+                let _ = tx.send(event);
+            }
+        }
+    }
+}
