@@ -90,6 +90,7 @@ pub struct RedisReplayCacheBuilder {
     connect_timeout: Duration,
     command_timeout: Duration,
     reconnect_backoff: Duration,
+    skew_margin: Duration,
 }
 
 impl RedisReplayCacheBuilder {
@@ -118,6 +119,17 @@ impl RedisReplayCacheBuilder {
         self
     }
 
+    /// Extra lifetime for each entry beyond its token's expiry (default zero).
+    ///
+    /// An entry lives until the token expires *by the recording node's clock*. A node whose
+    /// clock lags by δ still takes the token as unexpired for δ after Redis dropped the entry,
+    /// and would accept it once more. Set this to the largest clock skew between your nodes
+    /// (for example 5 s) to close that window, at the cost of keeping entries that long.
+    pub fn skew_margin(mut self, margin: Duration) -> Self {
+        self.skew_margin = margin;
+        self
+    }
+
     fn validate(&self) -> Result<Client, RedisConfigError> {
         if self.prefix.len() > 256 {
             return Err(RedisConfigError::PrefixTooLong);
@@ -140,6 +152,7 @@ impl RedisReplayCacheBuilder {
             self.connect_timeout,
             self.command_timeout,
             self.reconnect_backoff,
+            millis(self.skew_margin),
         ))
     }
 
@@ -152,6 +165,7 @@ impl RedisReplayCacheBuilder {
             connect_timeout: self.connect_timeout,
             command_timeout: self.command_timeout,
             reconnect_backoff: self.reconnect_backoff,
+            skew_margin_ms: millis(self.skew_margin),
             state: Mutex::new(ConnState::default()),
             connecting: tokio::sync::Mutex::new(()),
         })
@@ -177,6 +191,7 @@ pub struct RedisReplayCache {
     connect_timeout: Duration,
     command_timeout: Duration,
     reconnect_backoff: Duration,
+    skew_margin_ms: u64,
     state: Mutex<ConnState>,
     /// Single flight for connection attempts.
     connecting: tokio::sync::Mutex<()>,
@@ -191,6 +206,7 @@ impl RedisReplayCache {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             command_timeout: DEFAULT_COMMAND_TIMEOUT,
             reconnect_backoff: DEFAULT_RECONNECT_BACKOFF,
+            skew_margin: Duration::ZERO,
         }
     }
 
@@ -288,13 +304,7 @@ impl AsyncReplayCache for RedisReplayCache {
         now_ms: u64,
     ) -> Result<(), ReplayError> {
         let (generation, mut conn) = self.connection().await?;
-        let ttl_ms = expires_at_ms.saturating_sub(now_ms).max(1);
-        let mut cmd = redis::cmd("SET");
-        cmd.arg(self.key_for(id))
-            .arg(1)
-            .arg("NX")
-            .arg("PX")
-            .arg(ttl_ms);
+        let cmd = set_nx_px(self.key_for(id), expires_at_ms, now_ms, self.skew_margin_ms);
         let reply = tokio::time::timeout(
             self.command_timeout,
             cmd.query_async::<Option<String>>(&mut conn),
@@ -329,9 +339,21 @@ pub(crate) fn key_for(prefix: &str, id: &TokenId) -> String {
     key
 }
 
-/// The `SET key 1 NX PX ttl` command.
-pub(crate) fn set_nx_px(key: String, expires_at_ms: u64, now_ms: u64) -> redis::Cmd {
-    let ttl_ms = expires_at_ms.saturating_sub(now_ms).max(1);
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The `SET key 1 NX PX ttl` command: the entry lives until the token expires, plus `margin_ms`.
+pub(crate) fn set_nx_px(
+    key: String,
+    expires_at_ms: u64,
+    now_ms: u64,
+    margin_ms: u64,
+) -> redis::Cmd {
+    let ttl_ms = expires_at_ms
+        .saturating_sub(now_ms)
+        .saturating_add(margin_ms)
+        .max(1);
     let mut cmd = redis::cmd("SET");
     cmd.arg(key).arg(1).arg("NX").arg("PX").arg(ttl_ms);
     cmd
@@ -344,6 +366,7 @@ impl fmt::Debug for RedisReplayCache {
             .field("connect_timeout", &self.connect_timeout)
             .field("command_timeout", &self.command_timeout)
             .field("reconnect_backoff", &self.reconnect_backoff)
+            .field("skew_margin_ms", &self.skew_margin_ms)
             .finish_non_exhaustive()
     }
 }

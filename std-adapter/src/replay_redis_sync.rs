@@ -31,6 +31,7 @@ pub struct BlockingRedisReplayCache {
     connect_timeout: Duration,
     command_timeout: Duration,
     reconnect_backoff: Duration,
+    skew_margin_ms: u64,
     idle: Mutex<Vec<Connection>>,
     failed_at: Mutex<Option<Instant>>,
 }
@@ -42,6 +43,7 @@ impl BlockingRedisReplayCache {
         connect_timeout: Duration,
         command_timeout: Duration,
         reconnect_backoff: Duration,
+        skew_margin_ms: u64,
     ) -> Self {
         Self {
             client,
@@ -49,6 +51,7 @@ impl BlockingRedisReplayCache {
             connect_timeout,
             command_timeout,
             reconnect_backoff,
+            skew_margin_ms,
             idle: Mutex::new(Vec::new()),
             failed_at: Mutex::new(None),
         }
@@ -104,7 +107,12 @@ impl ReplayCache for BlockingRedisReplayCache {
         now_ms: u64,
     ) -> Result<(), ReplayError> {
         let mut conn = self.take()?;
-        let cmd = set_nx_px(key_for(&self.prefix, id), expires_at_ms, now_ms);
+        let cmd = set_nx_px(
+            key_for(&self.prefix, id),
+            expires_at_ms,
+            now_ms,
+            self.skew_margin_ms,
+        );
         match cmd.query::<Option<String>>(&mut conn) {
             Ok(reply) => {
                 self.give_back(conn);

@@ -63,6 +63,27 @@ async fn records_once_with_the_token_ttl_under_the_prefix() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skew_margin_keeps_the_entry_past_the_token_expiry() {
+    let server = RedisServer::start();
+    let c = RedisReplayCache::builder(server.url())
+        .prefix("skew:")
+        .skew_margin(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    assert_eq!(c.check_and_record(&id(3), NOW + 60_000, NOW).await, Ok(()));
+    let pttl: i64 = server.command(&["PTTL", &c.key_for(&id(3))]).unwrap()[1..]
+        .parse()
+        .unwrap();
+    // 60 s left on the token plus the 30 s margin.
+    assert!(pttl > 85_000 && pttl <= 90_000, "pttl {pttl}");
+    // A node whose clock lags behind cannot slip the token in after the token's own expiry.
+    assert_eq!(
+        c.check_and_record(&id(3), NOW + 60_000, NOW + 1).await,
+        Err(ReplayError::Replayed)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn entry_disappears_when_the_token_expires() {
     let server = RedisServer::start();
     let c = cache(&server, "exp:");
