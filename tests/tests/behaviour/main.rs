@@ -12,5 +12,5 @@ mod rounds;
 mod roundtrip;
 mod seal;
 mod state;
-mod wire;
 mod wipe;
+mod wire;
