@@ -65,7 +65,10 @@ pub fn resume_text(text: &str) -> Outcome {
         assert!(state.issued_at <= state.expires_at);
         // The buffer bounds the token, not the continuation: with a method and key id shorter
         // than their maximum, a continuation a little over MAX_CONTINUATION fits.
-        assert!(text.len() <= fixture::N, "accepted a token longer than the buffer");
+        assert!(
+            text.len() <= fixture::N,
+            "accepted a token longer than the buffer"
+        );
     }
 
     // Single use: an accepted token is accepted once, then refused as a replay.
