@@ -2,8 +2,12 @@
 //!
 //! Each token id lives in one of a fixed number of shards (chosen by the id's random bytes),
 //! each behind its own mutex, so threads resuming different tokens rarely contend. A shard
-//! keeps a hash map from token id to expiry, for the atomic check-and-record, and a min-heap
-//! of expiries, for eviction.
+//! keeps a hash map from token id to expiry, for the atomic check-and-record, and a FIFO queue
+//! of (expiry, id) in recording order, for eviction. Ids are recorded with `expires_at = now +
+//! ttl`, so a shard's queue is (nearly) in expiry order and eviction pops its front in O(1); an
+//! id recorded out of order (a shorter TTL, a clock step) only waits behind the front: it is
+//! never forgotten early. The map hashes the id's own random bytes (no SipHash): ids reach the
+//! cache only after the AEAD has authenticated them, so a client cannot choose them.
 //!
 //! * **Atomic**: the lookup and the insert happen under one shard lock, so of many racing
 //!   calls with one id exactly one succeeds.
@@ -15,14 +19,13 @@
 //!   (`try_lock`, never waiting), until a slot is free; if every entry is live it refuses the new id with [`ReplayError::Full`] (fail
 //!   closed): it never forgets a live id to make room.
 //! * **No stop-the-world sweep**: in passing, every call evicts at most [`EVICT_PER_CALL`]
-//!   expired entries of its own shard (the earliest expiries, popped from the heap), so
-//!   expired entries drain steadily at amortized O(log n) per call, and only one shard is
-//!   ever waited for.
+//!   expired entries of its own shard (from the front of its queue), so expired entries drain
+//!   steadily at amortized O(1) per call, and only one shard is ever waited for.
 //!
 //! ## Memory
 //!
 //! Each entry costs one hash-map slot (16-byte id + 8-byte expiry + 1 control byte, load
-//! factor at most 7/8) and one heap slot (8 + 16 bytes); both tables grow by doubling, so an
+//! factor at most 7/8) and one queue slot (8 + 16 bytes); both tables grow by doubling, so an
 //! entry costs 53 to 105 bytes depending on where the tables are in their growth. Measured
 //! (resident set growth, cache full of live entries, `cargo run --release -p mrtr-std
 //! --example replay_memory -- 10000 100000 1000000`): 101, 67 and 80 bytes per entry. Plan
@@ -39,9 +42,9 @@
 //! assert_eq!(cache.check_and_record(&id, 3_000, 2_000), Ok(())); // the first entry expired
 //! ```
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -57,21 +60,43 @@ pub const EVICT_WHEN_FULL: usize = 64;
 /// Default number of shards.
 pub const DEFAULT_SHARDS: usize = 64;
 
+/// Hashes a token id by taking 8 of its random bytes as they are (bytes 4..12; bytes 0..4
+/// choose the shard). Only for authenticated, server-generated ids.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        if let Some(b) = bytes.get(4..12) {
+            let mut x = [0u8; 8];
+            x.copy_from_slice(b);
+            self.0 = u64::from_le_bytes(x);
+        }
+    }
+
+    fn write_usize(&mut self, _: usize) {}
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 #[derive(Default)]
 struct Shard {
-    live: HashMap<TokenId, u64>,
-    by_expiry: BinaryHeap<Reverse<(u64, TokenId)>>,
+    live: HashMap<TokenId, u64, BuildHasherDefault<IdHasher>>,
+    /// (expiry, id) in recording order.
+    queue: VecDeque<(u64, TokenId)>,
 }
 
 impl Shard {
-    /// Pops the earliest expiry if it is past; `false` when nothing has expired. The caller
-    /// releases the slot it held.
+    /// Pops the front of the queue if it has expired; `false` when it has not (or the queue is
+    /// empty). The caller releases the slot it held.
     fn evict_one(&mut self, now_ms: u64) -> bool {
-        match self.by_expiry.peek() {
-            Some(Reverse((exp, _))) if *exp <= now_ms => {}
+        match self.queue.front() {
+            Some((exp, _)) if *exp <= now_ms => {}
             _ => return false,
         }
-        if let Some(Reverse((exp, id))) = self.by_expiry.pop() {
+        if let Some((exp, id)) = self.queue.pop_front() {
             // The id may have been recorded again with a later expiry: keep that one.
             if self.live.get(&id) == Some(&exp) {
                 self.live.remove(&id);
@@ -202,10 +227,15 @@ impl ReplayCache for MemoryReplayCache {
             .map_err(|_| ReplayError::Unavailable)?;
         // Raised under the shard lock, before any eviction: whoever evicted an entry of this
         // shard raised the mark first, so a caller with an older clock sees the newer time.
-        let now_ms = self
-            .high_water_ms
-            .fetch_max(now_ms, Ordering::AcqRel)
-            .max(now_ms);
+        // Written only when time moves on (about once a millisecond), not on every call.
+        let seen = self.high_water_ms.load(Ordering::Acquire);
+        let now_ms = if now_ms > seen {
+            self.high_water_ms
+                .fetch_max(now_ms, Ordering::AcqRel)
+                .max(now_ms)
+        } else {
+            seen
+        };
         if expires_at_ms <= now_ms {
             return Err(ReplayError::Replayed);
         }
@@ -219,7 +249,7 @@ impl ReplayCache for MemoryReplayCache {
             return Err(ReplayError::Full);
         }
         shard.live.insert(*id, expires_at_ms);
-        shard.by_expiry.push(Reverse((expires_at_ms, *id)));
+        shard.queue.push_back((expires_at_ms, *id));
         Ok(())
     }
 }
@@ -289,7 +319,7 @@ mod tests {
     }
 
     #[test]
-    fn re_recorded_id_is_not_evicted_by_its_stale_heap_slot() {
+    fn re_recorded_id_is_not_evicted_by_its_stale_queue_slot() {
         let c = MemoryReplayCache::with_shards(8, 1);
         assert_eq!(c.check_and_record(&id(1), 100, 0), Ok(()));
         // Expired but not yet evicted (no call in between): recorded again with a later expiry.
@@ -298,7 +328,7 @@ mod tests {
             let mut shard = c.shards[0].lock().unwrap();
             assert!(c.reserve());
             shard.live.insert(id(1), 1_000);
-            shard.by_expiry.push(Reverse((1_000, id(1))));
+            shard.queue.push_back((1_000, id(1)));
         }
         // The stale (100, id) slot is popped now; the live entry must survive it.
         assert_eq!(c.check_and_record(&id(2), 1_000, 200), Ok(()));
