@@ -2,9 +2,12 @@
 //! queue and in the authorizer, a full queue. Lease time is a manual clock; worker threads
 //! are real and every test waits for them explicitly.
 
+mod support;
+use support::registry::{Gate, REAL_WAIT, settle};
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mrtr_std::clock::ManualClock;
@@ -13,30 +16,6 @@ use mrtr_std::subscription::{
     InvocationFeatures, NotificationFilter, Registry, RegistryConfig, RequestId, SubscriptionKey,
     TimeoutPhase, deny_all,
 };
-
-const REAL_WAIT: Duration = Duration::from_secs(20);
-
-/// A latch tests open to release blocked authorizers; waits are bounded.
-#[derive(Default)]
-struct Gate {
-    open: Mutex<bool>,
-    cv: Condvar,
-}
-
-impl Gate {
-    fn open(&self) {
-        *self.open.lock().unwrap() = true;
-        self.cv.notify_all();
-    }
-
-    fn wait(&self) {
-        let guard = self.open.lock().unwrap();
-        let _ = self
-            .cv
-            .wait_timeout_while(guard, REAL_WAIT, |open| !*open)
-            .unwrap();
-    }
-}
 
 fn registry(
     auth: impl Authorizer + 'static,
@@ -50,20 +29,6 @@ fn registry(
 fn listen(reg: &mut Registry<ManualClock>, id: i64) -> SubscriptionKey {
     reg.listen(RequestId::Number(id), NotificationFilter::default(), None)
         .unwrap()
-}
-
-fn settle(reg: &mut Registry<ManualClock>) -> Vec<Event> {
-    let mut events = Vec::new();
-    loop {
-        reg.drive(&mut events);
-        if reg.pending_checks() == 0 {
-            return events;
-        }
-        assert!(
-            reg.wait_for_completions(REAL_WAIT),
-            "a check never finished"
-        );
-    }
 }
 
 fn rejection(events: &[Event], key: SubscriptionKey) -> Option<EndReason> {

@@ -2,8 +2,11 @@
 //! manual monotonic clock. Checks run on real worker threads; every test waits for them
 //! explicitly before moving the clock, so outcomes do not depend on scheduling.
 
+mod support;
+use support::registry::{Gate, settle};
+
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mrtr_core::Clock;
@@ -13,8 +16,6 @@ use mrtr_std::subscription::{
     InvocationFeatures, NotificationFilter, Registry, RegistryConfig, RequestId, SubscriptionKey,
     Target,
 };
-
-const REAL_WAIT: Duration = Duration::from_secs(20);
 
 struct Harness {
     clock: ManualClock,
@@ -34,17 +35,7 @@ impl Harness {
 
     /// Drives until no check is queued or running; returns the events.
     fn settle(&mut self) -> Vec<Event> {
-        let mut events = Vec::new();
-        loop {
-            self.reg.drive(&mut events);
-            if self.reg.pending_checks() == 0 {
-                return events;
-            }
-            assert!(
-                self.reg.wait_for_completions(REAL_WAIT),
-                "a check never finished"
-            );
-        }
+        settle(&mut self.reg)
     }
 
     fn advance_to(&mut self, t: u64) -> Vec<Event> {
@@ -79,28 +70,6 @@ impl Harness {
 
     fn expires_at(&self, key: SubscriptionKey) -> u64 {
         self.reg.lease(key).unwrap().expires_at_ms().unwrap()
-    }
-}
-
-/// A one-shot latch with a bounded wait.
-#[derive(Default)]
-struct Gate {
-    open: Mutex<bool>,
-    cv: Condvar,
-}
-
-impl Gate {
-    fn open(&self) {
-        *self.open.lock().unwrap() = true;
-        self.cv.notify_all();
-    }
-
-    fn wait(&self) {
-        let guard = self.open.lock().unwrap();
-        let _ = self
-            .cv
-            .wait_timeout_while(guard, REAL_WAIT, |open| !*open)
-            .unwrap();
     }
 }
 

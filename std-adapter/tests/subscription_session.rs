@@ -2,6 +2,9 @@
 //! resource URI grants, the retry budget and session retirement. Manual monotonic clock;
 //! checks run on real workers and are waited for before the clock moves.
 
+mod support;
+use support::registry::settle;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -11,8 +14,6 @@ use mrtr_std::subscription::{
     Authorization, AuthorizationContext, Authorizer, CheckKind, EndReason, Event, Failure, Grant,
     InvocationFeatures, Refused, Registry, RegistryConfig, SubscriptionKey, Target,
 };
-
-const REAL_WAIT: Duration = Duration::from_secs(20);
 
 struct Harness {
     clock: ManualClock,
@@ -27,17 +28,7 @@ impl Harness {
     }
 
     fn settle(&mut self) -> Vec<Event> {
-        let mut events = Vec::new();
-        loop {
-            self.reg.drive(&mut events);
-            if self.reg.pending_checks() == 0 {
-                return events;
-            }
-            assert!(
-                self.reg.wait_for_completions(REAL_WAIT),
-                "a check never finished"
-            );
-        }
+        settle(&mut self.reg)
     }
 
     fn advance_to(&mut self, t: u64) -> Vec<Event> {

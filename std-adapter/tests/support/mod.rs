@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod redis;
+pub mod registry;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
