@@ -12,7 +12,11 @@
 //! * **Atomic**: the lookup and the insert happen under one shard lock, so of many racing
 //!   calls with one id exactly one succeeds.
 //! * **Expiry**: an entry lives until its token expires (`expires_at > now`); after that the
-//!   id is forgotten (the token itself is then refused as expired anyway).
+//!   id is forgotten (the token itself is then refused as expired anyway), and its expiry is
+//!   kept in the shard's [`EvictedSpans`]: a token whose expiry lies where ids were forgotten
+//!   is refused, so a wall clock stepped back cannot revive a spent token. Eviction follows
+//!   the clock as it is (no remembered "latest time"), so after a forward jump is corrected,
+//!   fresh tokens are accepted at once.
 //! * **Bounded**: at most `max_entries` entries in all (one atomic counter across the
 //!   shards). When the cache is full, the call evicts up to [`EVICT_WHEN_FULL`] expired
 //!   entries of its own shard, then of each other shard that is not locked at that moment
@@ -46,10 +50,10 @@ use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mrtr_core::TokenId;
-use mrtr_core::replay::{ReplayCache, ReplayError};
+use mrtr_core::replay::{DEFAULT_SPANS, EvictedSpans, ReplayCache, ReplayError};
 
 /// Most expired entries one call evicts from a shard in passing.
 pub const EVICT_PER_CALL: usize = 8;
@@ -86,6 +90,8 @@ struct Shard {
     live: HashMap<TokenId, u64, BuildHasherDefault<IdHasher>>,
     /// (expiry, id) in recording order.
     queue: VecDeque<(u64, TokenId)>,
+    /// Where the ids this shard forgot expired.
+    evicted: EvictedSpans<DEFAULT_SPANS>,
 }
 
 impl Shard {
@@ -100,6 +106,7 @@ impl Shard {
             // The id may have been recorded again with a later expiry: keep that one.
             if self.live.get(&id) == Some(&exp) {
                 self.live.remove(&id);
+                self.evicted.insert(exp);
             }
         }
         true
@@ -124,9 +131,6 @@ pub struct MemoryReplayCache {
     max_entries: usize,
     /// Heap slots in use across all shards (each entry holds one).
     used: AtomicUsize,
-    /// The latest `now` seen. Eviction uses it, and a token already expired by it is refused:
-    /// a wall clock stepped back must not revive an id whose entry was evicted.
-    high_water_ms: AtomicU64,
 }
 
 impl MemoryReplayCache {
@@ -144,7 +148,6 @@ impl MemoryReplayCache {
             shards: (0..n).map(|_| Mutex::new(Shard::default())).collect(),
             max_entries: max_entries.max(1),
             used: AtomicUsize::new(0),
-            high_water_ms: AtomicU64::new(0),
         }
     }
 
@@ -225,21 +228,11 @@ impl ReplayCache for MemoryReplayCache {
         let mut shard = self.shards[index]
             .lock()
             .map_err(|_| ReplayError::Unavailable)?;
-        // Raised under the shard lock, before any eviction: whoever evicted an entry of this
-        // shard raised the mark first, so a caller with an older clock sees the newer time.
-        // Written only when time moves on (about once a millisecond), not on every call.
-        let seen = self.high_water_ms.load(Ordering::Acquire);
-        let now_ms = if now_ms > seen {
-            self.high_water_ms
-                .fetch_max(now_ms, Ordering::AcqRel)
-                .max(now_ms)
-        } else {
-            seen
-        };
-        if expires_at_ms <= now_ms {
+        self.release(shard.evict(now_ms, EVICT_PER_CALL));
+        // Already expired (it could not be recorded), or possibly recorded and forgotten.
+        if expires_at_ms <= now_ms || shard.evicted.covers(expires_at_ms) {
             return Err(ReplayError::Replayed);
         }
-        self.release(shard.evict(now_ms, EVICT_PER_CALL));
         if let Some(&exp) = shard.live.get(id)
             && exp > now_ms
         {

@@ -3,6 +3,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 
+use mrtr_std::clock::ManualClock;
 use mrtr_std::core::replay::{ReplayCache, ReplayError};
 use mrtr_std::replay_mem::MemoryReplayCache;
 
@@ -111,4 +112,78 @@ fn bounded_under_concurrency_and_fails_closed() {
         cache.check_and_record(&id(1_000_000), 20_000, 10_000),
         Ok(())
     );
+}
+
+// ---- wall clocks that jump ------------------------------------------------------------------
+
+const TTL: u64 = 60_000;
+const DAY: u64 = 86_400_000;
+const T0: u64 = 1_795_996_800_000;
+
+/// Records `n` at the clock's time with the usual TTL (as `Engine` does for a fresh token).
+fn spend(cache: &MemoryReplayCache, clock: &ManualClock, n: usize) -> Result<(), ReplayError> {
+    let now = clock.get();
+    cache.check_and_record(&id(n), now + TTL, now)
+}
+
+#[test]
+fn a_corrected_forward_jump_leaves_fresh_tokens_usable() {
+    // One shard, so every call evicts the same shard's expired entries.
+    let cache = MemoryReplayCache::with_shards(1_000, 1);
+    let clock = ManualClock::new(T0);
+    let before_exp = clock.get() + TTL;
+    assert_eq!(spend(&cache, &clock, 1), Ok(()));
+    // A day ahead: tokens spent now expire a day late.
+    clock.set(T0 + DAY);
+    let during_exp = clock.get() + TTL;
+    assert_eq!(spend(&cache, &clock, 2), Ok(()));
+    clock.advance(2 * TTL);
+    assert_eq!(spend(&cache, &clock, 3), Ok(()));
+    assert_eq!(cache.len(), 1, "the first two entries were evicted");
+
+    // Corrected to the real time: fresh tokens work at once (with a remembered "latest
+    // time" they would be refused for a day).
+    clock.set(T0 + 2 * TTL);
+    for n in 10..20 {
+        assert_eq!(spend(&cache, &clock, n), Ok(()), "fresh token {n}");
+        clock.advance(500);
+    }
+    // The token spent during the jump looks unexpired now; it stays refused.
+    let now = clock.get();
+    assert_eq!(
+        cache.check_and_record(&id(2), during_exp, now),
+        Err(ReplayError::Replayed)
+    );
+    // The one spent before the jump is expired (the engine refuses it before the cache).
+    assert!(before_exp <= now);
+}
+
+#[test]
+fn a_backward_step_never_revives_a_spent_token() {
+    let cache = MemoryReplayCache::with_shards(1_000, 1);
+    let clock = ManualClock::new(T0);
+    let mut spent = Vec::new();
+    for n in 0..20 {
+        assert_eq!(spend(&cache, &clock, n), Ok(()));
+        spent.push((n, clock.get() + TTL));
+        clock.advance(3_000);
+    }
+    // Well past every expiry: incremental eviction forgets them over a few calls.
+    clock.set(T0 + 10 * TTL);
+    for n in 100..110 {
+        assert_eq!(spend(&cache, &clock, n), Ok(()));
+    }
+    assert_eq!(cache.len(), 10, "all 20 spent entries were evicted");
+
+    // The clock steps back, to every point of the spent tokens' lifetimes.
+    for back in (0..=10 * TTL).step_by(7_000) {
+        clock.set(T0 + 10 * TTL - back);
+        for &(n, exp) in &spent {
+            assert_eq!(
+                cache.check_and_record(&id(n), exp, clock.get()),
+                Err(ReplayError::Replayed),
+                "token {n} revived with the clock stepped back {back} ms"
+            );
+        }
+    }
 }

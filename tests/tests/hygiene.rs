@@ -351,7 +351,7 @@ const CONSTANT_TIME: &[(&str, &str)] = &[
         "core/src/engine.rs",
         "state.method().as_bytes().ct_eq(binding.method().as_bytes())",
     ),
-    ("core/src/replay.rs", "e.id.ct_eq(id)"),
+    ("core/src/replay/set.rs", "e.id.ct_eq(id)"),
 ];
 
 fn sources() -> Vec<(PathBuf, String)> {

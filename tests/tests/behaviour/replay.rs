@@ -187,7 +187,110 @@ fn concurrent_resumes_of_one_token_succeed_once<C: Cipher + Sync>() {
     assert_eq!(seen.len(), THREADS + 1);
 }
 
+const TTL: u64 = 60_000;
+const DAY: u64 = 86_400_000;
+
+fn replay_engine<'a, C: Cipher, const N: usize>(
+    clock: &'a ManualClock,
+    seen: &'a SharedReplaySet<N>,
+) -> Mrtr<C, &'a ManualClock, &'a SharedReplaySet<N>> {
+    Mrtr::builder(ring::<C>(), clock)
+        .ttl_ms(TTL)
+        .replay_cache(seen)
+        .build()
+        .unwrap()
+}
+
+/// The wall clock jumps a day ahead while tokens are minted and spent, then is corrected.
+/// Fresh tokens work again at once, and no token spent before, during or after the jump is
+/// accepted a second time.
+fn a_corrected_forward_jump_leaves_fresh_tokens_usable<C: Cipher>() {
+    let clock = ManualClock::new(NOW);
+    let seen = SharedReplaySet::<8>::new();
+    let mrtr = replay_engine::<C, 8>(&clock, &seen);
+    let mut rng = SeqRng::new(6);
+    let before = first(&mrtr, &mut rng);
+    assert!(resume(&mrtr, &before, &call(), &ARGS).is_ok());
+
+    // The clock jumps a day ahead: tokens minted now expire a day too late.
+    clock.set(NOW + DAY);
+    let during = first(&mrtr, &mut rng);
+    assert!(resume(&mrtr, &during, &call(), &ARGS).is_ok());
+    // Two TTLs pass (really): spending another token evicts both earlier entries.
+    clock.advance(2 * TTL);
+    let late = first(&mrtr, &mut rng);
+    assert!(resume(&mrtr, &late, &call(), &ARGS).is_ok());
+
+    // The clock is corrected to the real time: two TTLs after the start.
+    clock.set(NOW + 2 * TTL);
+    let fresh = first(&mrtr, &mut rng);
+    assert!(
+        resume(&mrtr, &fresh, &call(), &ARGS).is_ok(),
+        "a fresh token after the correction must be accepted"
+    );
+    for _ in 0..5 {
+        clock.advance(1_000);
+        let next = first(&mrtr, &mut rng);
+        assert!(resume(&mrtr, &next, &call(), &ARGS).is_ok());
+    }
+    // Tokens minted during the jump look unexpired now: spent, they stay refused.
+    assert_eq!(rejected(&mrtr, &during, &call(), &ARGS), Reason::Replayed);
+    assert_eq!(rejected(&mrtr, &late, &call(), &ARGS), Reason::Replayed);
+    assert_eq!(rejected(&mrtr, &fresh, &call(), &ARGS), Reason::Replayed);
+    assert_eq!(rejected(&mrtr, &before, &call(), &ARGS), Reason::Expired);
+}
+
+/// The wall clock steps back an hour after spent tokens were forgotten: none revives, and
+/// tokens minted after the step work once the clock is past the forgotten expiries.
+fn a_backward_step_never_revives_a_spent_token<C: Cipher>() {
+    let clock = ManualClock::new(NOW);
+    let seen = SharedReplaySet::<8>::new();
+    let mrtr = replay_engine::<C, 8>(&clock, &seen);
+    let mut rng = SeqRng::new(7);
+    let spent: Vec<String> = (0..3)
+        .map(|_| {
+            let t = first(&mrtr, &mut rng);
+            assert!(resume(&mrtr, &t, &call(), &ARGS).is_ok());
+            clock.advance(10_000);
+            t
+        })
+        .collect();
+    // Past every expiry: one more resume forgets all three.
+    clock.set(NOW + 3 * TTL);
+    let other = first(&mrtr, &mut rng);
+    assert!(resume(&mrtr, &other, &call(), &ARGS).is_ok());
+    assert_eq!(seen.len(), 1);
+
+    for back in [TTL, 3 * TTL - 1, 3 * TTL - 25_000, 3 * TTL] {
+        clock.set(NOW + 3 * TTL - back);
+        for t in &spent {
+            let r = resume(&mrtr, t, &call(), &ARGS)
+                .map(|_| ())
+                .map_err(|e| e.reason());
+            assert!(
+                matches!(r, Err(Reason::Replayed | Reason::Expired)),
+                "stepped back {back} ms: {r:?}"
+            );
+        }
+    }
+    // The price of never reviving: while the clock is stepped back, a fresh token whose
+    // expiry lands where ids were forgotten is refused too (it cannot be told from them).
+    // Here it expires exactly when the second spent token did.
+    clock.set(NOW + 10_000);
+    let collateral = first(&mrtr, &mut rng);
+    assert_eq!(
+        rejected(&mrtr, &collateral, &call(), &ARGS),
+        Reason::Replayed
+    );
+    // Once the clock is past the forgotten expiries again, fresh tokens are accepted.
+    clock.set(NOW + 3 * TTL + 1);
+    let fresh = first(&mrtr, &mut rng);
+    assert!(resume(&mrtr, &fresh, &call(), &ARGS).is_ok());
+}
+
 mrtr_tests::per_backend!(
+    a_corrected_forward_jump_leaves_fresh_tokens_usable,
+    a_backward_step_never_revives_a_spent_token,
     concurrent_resumes_of_one_token_succeed_once,
     a_token_resumes_once,
     a_full_set_of_live_entries_fails_closed,

@@ -1,9 +1,4 @@
-//! Single-use enforcement: the replay-cache trait and a fixed-capacity replay set.
-//!
-//! With no replay cache (the default) a token may be resumed any number of times until it
-//! expires. A replay cache records each accepted token id until the token's own expiry and
-//! refuses it afterwards. A cache that cannot answer, or is full of live entries, refuses:
-//! it fails closed.
+//! [`ReplaySet`] and [`SharedReplaySet`]: single use in fixed memory.
 
 use core::cell::RefCell;
 
@@ -11,49 +6,8 @@ use critical_section::Mutex;
 use heapless::Vec;
 use subtle::ConstantTimeEq;
 
+use super::{DEFAULT_SPANS, EvictedSpans, ReplayCache, ReplayError};
 use crate::state::TokenId;
-
-/// Why a replay cache refused a token.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum ReplayError {
-    /// The token id was already recorded and has not expired.
-    Replayed,
-    /// Full of live entries: refuse rather than forget one.
-    Full,
-    /// The store could not be reached or failed.
-    Unavailable,
-}
-
-/// Atomically checks that a token id is new and records it until `expires_at_ms`.
-///
-/// Implementations must make check-and-record one atomic step: of many concurrent calls with
-/// the same id, exactly one may succeed.
-pub trait ReplayCache {
-    /// Records `id` until `expires_at_ms`, or refuses it.
-    fn check_and_record(
-        &self,
-        id: &TokenId,
-        expires_at_ms: u64,
-        now_ms: u64,
-    ) -> Result<(), ReplayError>;
-}
-
-impl<T: ReplayCache + ?Sized> ReplayCache for &T {
-    fn check_and_record(&self, id: &TokenId, exp: u64, now: u64) -> Result<(), ReplayError> {
-        (**self).check_and_record(id, exp, now)
-    }
-}
-
-/// No replay cache: tokens are multi-use within their TTL (the default).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoReplayCache;
-
-impl ReplayCache for NoReplayCache {
-    fn check_and_record(&self, _: &TokenId, _: u64, _: u64) -> Result<(), ReplayError> {
-        Ok(())
-    }
-}
 
 #[derive(Clone, Copy)]
 struct Entry {
@@ -62,15 +16,16 @@ struct Entry {
 }
 
 /// Up to `N` live token ids in a fixed array. Expired entries are evicted on every call; when
-/// all `N` are live, a new id is refused with [`ReplayError::Full`]. Time is the latest `now`
-/// seen, so a token already expired by then is refused ([`ReplayError::Replayed`]): its entry
-/// may have been evicted before the clock stepped back.
+/// all `N` are live, a new id is refused with [`ReplayError::Full`]. Evicted ids leave their
+/// expiry in [`EvictedSpans`], so a token whose expiry lies where ids were forgotten is refused
+/// ([`ReplayError::Replayed`]) even if the wall clock later steps back behind it; eviction
+/// itself follows the clock as it is, so a corrected forward jump leaves fresh tokens usable.
 ///
 /// Needs `&mut self`; [`SharedReplaySet`] wraps it for sharing.
 pub struct ReplaySet<const N: usize> {
     entries: Vec<Entry, N>,
-    /// The latest time seen: a wall clock stepped back must not revive an evicted id.
-    high_water_ms: u64,
+    /// Where forgotten ids expired: a wall clock stepped back must not revive one.
+    evicted: EvictedSpans<DEFAULT_SPANS>,
 }
 
 impl<const N: usize> ReplaySet<N> {
@@ -78,7 +33,7 @@ impl<const N: usize> ReplaySet<N> {
     pub const fn new() -> Self {
         Self {
             entries: Vec::new(),
-            high_water_ms: 0,
+            evicted: EvictedSpans::new(),
         }
     }
 
@@ -92,18 +47,29 @@ impl<const N: usize> ReplaySet<N> {
         self.entries.is_empty()
     }
 
-    /// Evicts expired entries, then records `id` unless it is present or the set is full.
+    /// The expiries of the ids this set has forgotten.
+    pub fn evicted(&self) -> &EvictedSpans<DEFAULT_SPANS> {
+        &self.evicted
+    }
+
+    /// Evicts expired entries, then records `id` unless it is present, its expiry lies where
+    /// ids were forgotten, or the set is full.
     pub fn check_and_record(
         &mut self,
         id: &TokenId,
         expires_at_ms: u64,
         now_ms: u64,
     ) -> Result<(), ReplayError> {
-        self.high_water_ms = self.high_water_ms.max(now_ms);
-        let now_ms = self.high_water_ms;
-        self.entries.retain(|e| e.expires_at_ms > now_ms);
-        // Expired by the latest time seen: its entry may already be gone, so refuse it.
-        if expires_at_ms <= now_ms {
+        let evicted = &mut self.evicted;
+        self.entries.retain(|e| {
+            let live = e.expires_at_ms > now_ms;
+            if !live {
+                evicted.insert(e.expires_at_ms);
+            }
+            live
+        });
+        // Already expired (it could not be recorded), or possibly recorded and forgotten.
+        if expires_at_ms <= now_ms || self.evicted.covers(expires_at_ms) {
             return Err(ReplayError::Replayed);
         }
         // Compare against every entry, without early exit, in constant time per entry.
