@@ -14,3 +14,5 @@ fi
 "$venv/bin/python" ci/check_token_doc.py
 [ -f tests/vectors/check_vectors.py ] || die "tests/vectors/check_vectors.py is missing"
 "$venv/bin/python" tests/vectors/check_vectors.py
+[ -f tests/vectors/check_args_digest.py ] || die "tests/vectors/check_args_digest.py is missing"
+"$venv/bin/python" tests/vectors/check_args_digest.py

@@ -70,7 +70,7 @@ declare -A SERVER_PID=()
 start_server() {
     local name="$1"; shift
     local addr="$RUN/$name.addr"
-    RUST_LOG="info,mrtr=debug,mrtr_hosted_server=debug" \
+    RUST_LOG="${RUST_LOG:-info,mrtr=debug,mrtr_hosted_server=debug}" \
         "$BIN/mrtr-hosted-server" --listen 127.0.0.1:0 --addr-file "$addr" "$@" \
         >"$RUN/$name.out" 2>"$RUN/$name.log" &
     PIDS+=("$!"); SERVER_PID[$name]="$!"
@@ -103,12 +103,18 @@ MRTR_KEYS="$NODE_KEYS" start_server node-a --cipher chacha20-poly1305 \
 MRTR_KEYS="$NODE_KEYS" start_server node-b --cipher chacha20-poly1305 \
     --redis-url "redis://127.0.0.1:$REDIS_PORT/";  NODE_B_URL="$URL"
 
+# Everything at RUST_LOG=trace, with a configured key: its log must hold no secret.
+KEY_TRACE="$(key)"
+MRTR_KEYS="current=trace-1; trace-1:$KEY_TRACE" RUST_LOG=trace \
+    start_server trace --admin-token "$ADMIN_TOKEN"; TRACE_URL="$URL"
+
 # A node still on the previous key (before rotation): its tokens open on A and B.
 MRTR_KEYS="current=peers-1; peers-1:$KEY_OLD" start_server node-old --cipher chacha20-poly1305 \
     --redis-url "redis://127.0.0.1:$REDIS_PORT/";  NODE_OLD_URL="$URL"
 
 export MRTR_SERVER_URL="$MAIN_URL" MRTR_SHORT_TTL_URL="$SHORT_URL" \
     MRTR_NODE_A_URL="$NODE_A_URL" MRTR_NODE_B_URL="$NODE_B_URL" MRTR_NODE_OLD_URL="$NODE_OLD_URL" \
+    MRTR_TRACE_URL="$TRACE_URL" \
     MRTR_SEEN_TOKENS="$RUN/seen-tokens.txt" MRTR_ADMIN_TOKEN="$ADMIN_TOKEN" \
     MRTR_SERVER_BIN="$BIN/mrtr-hosted-server"
 
@@ -144,6 +150,26 @@ no_secrets_in_logs() {
     grep -q "requestState rejected" "$RUN/main.log" || { echo "rejections were not logged"; return 1; }
 }
 step "no token or key in any server log" no_secrets_in_logs
+
+# The server run at RUST_LOG=trace: the level really was trace, and no requestState it
+# issued, no key, no bearer credential and none of the canaries that travel only in request
+# bodies and sealed continuations (clients/python/test_trace_logs.py) is in its log.
+trace_log_has_no_secret() {
+    local log="$RUN/trace.log"
+    grep -q " TRACE " "$log" || { echo "the trace server logged no TRACE event: RUST_LOG=trace not in effect"; return 1; }
+    grep -q "requestState rejected" "$log" || { echo "the trace server logged no rejection"; return 1; }
+    local issued; issued="$(grep -c . "$MRTR_SEEN_TOKENS")"
+    [ "$issued" -gt 0 ] || { echo "no tokens were recorded"; return 1; }
+    if grep -F -f "$MRTR_SEEN_TOKENS" "$log"; then echo "a requestState appears in the trace log"; return 1; fi
+    for secret in "$KEY_TRACE" "$ADMIN_TOKEN" alice-token bob-token carol-token \
+                  2031-07-19 2031-07 Canary-Bistro-7f3a; do
+        if grep -F -q -e "$secret" "$log"; then
+            echo "the trace log holds '$secret' (a key, a bearer credential or a canary)"; return 1
+        fi
+    done
+    echo "trace log: $(wc -l <"$log") lines, $(grep -c ' TRACE ' "$log") at TRACE; none of $issued issued tokens, the key, the bearer tokens or the canaries"
+}
+step "trace log holds no secret (RUST_LOG=trace)" trace_log_has_no_secret
 
 for name in "${!SERVER_PID[@]}"; do
     kill -0 "${SERVER_PID[$name]}" 2>/dev/null || failed+=("server $name is still running at the end")

@@ -227,6 +227,9 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
     /// `round` is [`Round::FIRST`] for a fresh call, or [`Resumed::next_round`] when a resumed
     /// call pauses again. Each token gets a fresh random nonce and token id from `rng` and
     /// expires `ttl` after now.
+    ///
+    /// A call at the round cap cannot pause: a token sealed in round `max_rounds` could never
+    /// resume, so [`SealError::RoundsExhausted`] is returned instead of a dead token.
     pub fn pause<'b, G: TryCryptoRng + ?Sized, const N: usize>(
         &self,
         round: Round,
@@ -236,6 +239,9 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
         rng: &mut G,
         out: &'b mut TokenBuf<N>,
     ) -> Result<Sealed<'b>, SealError> {
+        if round.0 >= self.max_rounds {
+            return Err(SealError::RoundsExhausted);
+        }
         let now = self.clock.now_ms();
         let expires_at = now
             .checked_add(self.ttl_ms)

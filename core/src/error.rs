@@ -21,9 +21,11 @@ pub const UNIFORM_REASON: &str = "invalid_request_state";
 
 /// Why a `requestState` was rejected. For logs and metrics; not for the client by default.
 ///
-/// Listed in the order the resume checks run.
+/// Listed in the order the resume checks run; the last two are refused by a caller (such as
+/// `mrtr-std`) before the token is opened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Reason {
     /// Longer than the token buffer: refused before any decoding.
     TooLong,
@@ -56,11 +58,15 @@ pub enum Reason {
     ReplayStoreUnavailable,
     /// The request's method, protocol version, target or principal cannot be bound at all.
     InvalidBinding,
+    /// The request's arguments cannot be bound: they are not I-JSON (a duplicate member
+    /// name, or a number whose value a double does not carry exactly) or are nested too deep
+    /// to canonicalize.
+    ArgumentsUnbindable,
 }
 
 impl Reason {
     /// Every reason, in check order.
-    pub const ALL: [Reason; 15] = [
+    pub const ALL: [Reason; 16] = [
         Self::TooLong,
         Self::Malformed,
         Self::UnsupportedVersion,
@@ -76,6 +82,7 @@ impl Reason {
         Self::ReplayStoreFull,
         Self::ReplayStoreUnavailable,
         Self::InvalidBinding,
+        Self::ArgumentsUnbindable,
     ];
 
     /// A stable snake_case name, used as `data.reason` in detailed mode and in logs.
@@ -96,6 +103,7 @@ impl Reason {
             Self::ReplayStoreFull => "replay_store_full",
             Self::ReplayStoreUnavailable => "replay_store_unavailable",
             Self::InvalidBinding => "invalid_binding",
+            Self::ArgumentsUnbindable => "arguments_unbindable",
         }
     }
 }
@@ -170,9 +178,11 @@ impl fmt::Display for Rejection {
 
 impl core::error::Error for Rejection {}
 
-/// Why a pause could not produce a token. These are server-side faults, not client input.
+/// Why a pause could not produce a token. These are server-side faults or limits, not
+/// client input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum SealError {
     /// The binding is invalid.
     Binding(BindingError),
@@ -186,6 +196,9 @@ pub enum SealError {
     Crypto,
     /// `now + ttl` overflows.
     ClockOverflow,
+    /// The chain is at its round cap: a token sealed now could never resume, so none is
+    /// issued. Answer the request as a resume beyond the cap ([`Reason::RoundsExceeded`]).
+    RoundsExhausted,
 }
 
 impl fmt::Display for SealError {
@@ -197,6 +210,9 @@ impl fmt::Display for SealError {
             Self::Rng => f.write_str("random number generator failed"),
             Self::Crypto => f.write_str("aead seal failed"),
             Self::ClockOverflow => f.write_str("expiry time overflows"),
+            Self::RoundsExhausted => {
+                f.write_str("the resume chain is at its round cap; a token could never resume")
+            }
         }
     }
 }

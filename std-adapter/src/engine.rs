@@ -8,8 +8,16 @@
 //! * [`Step::Resumed`]: a valid token, continue from its continuation;
 //! * `Err(JsonRpcError)`: answer the request with this error object.
 //!
+//! A handler that refuses some requests for reasons of their own (a client capability the
+//! request did not declare, arguments that fail validation) splits the two halves: it runs
+//! [`Engine::verify`] (every check but the replay record), then its own checks, then
+//! [`Engine::commit`] / [`Engine::commit_async`], so a request it refuses does not spend the
+//! token: the client can fix the request and retry with the same `requestState`.
+//!
 //! When the handler needs input it calls [`Engine::input_required`] with the round
-//! ([`Step::next_round`]) and its continuation, and answers with that result.
+//! ([`Step::next_round`]) and its continuation, and answers with that result. A pause can
+//! fail ([`PauseError`]): at the round cap (no dead token is issued), when the arguments
+//! cannot be bound, or on a server fault; each maps to the JSON-RPC error to answer with.
 //!
 //! [`AnyEngine`] is the same engine with the AEAD chosen at run time.
 //!
@@ -105,10 +113,76 @@ impl fmt::Debug for Resumption {
     }
 }
 
-/// A token that passed every check but the replay cache.
-struct Verified {
-    resumption: Resumption,
-    token_id: mrtr_core::TokenId,
+/// A request whose `requestState` passed every check but the replay record
+/// ([`Engine::verify`]). Commit it ([`Engine::commit`], [`Engine::commit_async`]) to get the
+/// [`Step`]; dropping it leaves the token unspent.
+///
+/// Its [`Verified::step`] is readable before the commit, for work that has no effects (a
+/// handler computing its answer, to be discarded if the commit refuses). Nothing the client
+/// could not repeat may happen before the commit succeeds: two replays of one token can both
+/// verify, and only one commits.
+#[derive(Debug)]
+#[must_use = "commit the verified request to record the token and get the step"]
+pub struct Verified {
+    step: Step,
+    /// The token id and expiry to record (`None` for a fresh request).
+    record: Option<(mrtr_core::TokenId, u64)>,
+}
+
+impl Verified {
+    /// Whether the request carried no `requestState` (nothing to record).
+    pub fn is_fresh(&self) -> bool {
+        self.record.is_none()
+    }
+
+    /// The step this request will be once committed. Read it for effect-free work only.
+    pub fn step(&self) -> &Step {
+        &self.step
+    }
+
+    /// The round to seal in if the handler pauses after committing.
+    pub fn next_round(&self) -> Round {
+        self.step.next_round()
+    }
+}
+
+/// Why [`Engine::pause`] produced no token. Each maps to the JSON-RPC error the request
+/// should be answered with (`JsonRpcError::from`).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum PauseError {
+    /// The chain is at its round cap: a token sealed now could never resume. Answered as
+    /// a resume beyond the cap (the rejection with reason `rounds_exceeded`).
+    RoundCap(Rejection),
+    /// The request's arguments cannot be bound (`-32602` naming the problem).
+    Unbindable(crate::jsonrpc::Unbindable),
+    /// A server-side fault: randomness, key exhaustion, an over-long continuation or an
+    /// unbindable target (`-32603`; the detail goes to the log only).
+    Seal(SealError),
+}
+
+impl fmt::Display for PauseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::RoundCap(_) => f.write_str("the resume chain is at its round cap"),
+            Self::Unbindable(e) => fmt::Display::fmt(e, f),
+            Self::Seal(e) => write!(f, "cannot seal requestState: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for PauseError {}
+
+impl From<PauseError> for JsonRpcError {
+    fn from(e: PauseError) -> Self {
+        match e {
+            PauseError::RoundCap(rejection) => JsonRpcError::from_rejection(rejection),
+            PauseError::Unbindable(u) => JsonRpcError::from(&u),
+            PauseError::Seal(_) => {
+                JsonRpcError::internal("Internal error: cannot seal requestState")
+            }
+        }
+    }
 }
 
 /// A configured [`Mrtr`] plus a replay cache `R` and the OS random generator.
@@ -140,33 +214,51 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
 
     /// Seals a paused call's `continuation` and returns the `requestState` text.
     ///
-    /// `round` is [`Step::next_round`] of the request being handled. Fails on a server-side
-    /// fault: a continuation over [`MAX_CONTINUATION_LEN`], a request that cannot be bound
-    /// (over-long target, version or principal), randomness or key exhaustion.
+    /// `round` is [`Step::next_round`] of the request being handled. Fails
+    /// ([`PauseError`]) at the round cap, when the arguments cannot be bound, or on a
+    /// server-side fault: a continuation over [`MAX_CONTINUATION_LEN`], a request that
+    /// cannot be bound (over-long target, version or principal), randomness or key
+    /// exhaustion.
     pub fn pause(
         &self,
         req: &ResumeRequest<'_>,
         round: Round,
         continuation: &[u8],
-    ) -> Result<String, SealError> {
-        let binding = req.binding()?;
-        if continuation.len() > MAX_CONTINUATION_LEN {
-            return Err(SealError::TooLarge);
-        }
-        let mut out: Box<Buf> = Box::new(TokenBuf::new());
-        let sealed = self.mrtr.pause(
-            round,
-            &binding,
-            req.args_digest(),
-            continuation,
-            &mut OsRng,
-            &mut out,
-        );
+    ) -> Result<String, PauseError> {
+        let args = match req.args_digest() {
+            Ok(args) => args,
+            Err(e) => {
+                tracing::info!(target: "mrtr", method = %req.method(), target_name = req.target(),
+                    error = %e, "cannot pause: arguments cannot be bound");
+                return Err(PauseError::Unbindable(e.clone()));
+            }
+        };
+        let sealed = req.binding().map_err(SealError::from).and_then(|binding| {
+            if continuation.len() > MAX_CONTINUATION_LEN {
+                return Err(SealError::TooLarge);
+            }
+            let mut out: Box<Buf> = Box::new(TokenBuf::new());
+            let sealed =
+                self.mrtr
+                    .pause(round, &binding, args, continuation, &mut OsRng, &mut out)?;
+            Ok(sealed.as_str().to_owned())
+        });
         match sealed {
-            Ok(sealed) => Ok(sealed.as_str().to_owned()),
+            Ok(token) => {
+                tracing::trace!(target: "mrtr", method = %req.method(), target_name = req.target(),
+                    round = round.get(), len = token.len(), "requestState sealed");
+                Ok(token)
+            }
+            Err(SealError::RoundsExhausted) => {
+                tracing::info!(target: "mrtr", method = %req.method(), target_name = req.target(),
+                    round = round.get(), "cannot pause: the resume chain is at its round cap");
+                Err(PauseError::RoundCap(
+                    self.mrtr.reject(Reason::RoundsExceeded),
+                ))
+            }
             Err(e) => {
                 tracing::error!(target: "mrtr", method = %req.method(), error = %e, "cannot seal requestState");
-                Err(e)
+                Err(PauseError::Seal(e))
             }
         }
     }
@@ -179,7 +271,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
         round: Round,
         continuation: &[u8],
         input_requests: Option<Value>,
-    ) -> Result<Value, SealError> {
+    ) -> Result<Value, PauseError> {
         let token = Zeroizing::new(self.pause(req, round, continuation)?);
         Ok(input_required_result(&token, input_requests))
     }
@@ -234,51 +326,83 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
         JsonRpcError::from_rejection(rejection)
     }
 
-    /// Every check but the replay cache.
-    fn verify(&self, req: &ResumeRequest<'_>) -> Result<Option<Verified>, JsonRpcError> {
+    /// Every check of the request's `requestState` but the replay record: a request with
+    /// no `requestState` verifies as fresh; a `requestState` that is not a string, does not
+    /// open for this request, or comes with arguments that cannot be bound is rejected. Then
+    /// [`Engine::commit`] / [`Engine::commit_async`] record it.
+    pub fn verify(&self, req: &ResumeRequest<'_>) -> Result<Verified, JsonRpcError> {
         let token = match req.request_state() {
-            RequestState::Absent => return Ok(None),
+            RequestState::Absent => {
+                return Ok(Verified {
+                    step: Step::Fresh,
+                    record: None,
+                });
+            }
             RequestState::Token(t) => t,
             RequestState::NotAString => {
                 return Err(self.rejected(req, self.mrtr.reject(Reason::Malformed)));
             }
         };
+        let args = req
+            .args_digest()
+            .map_err(|_| self.rejected(req, self.mrtr.reject(Reason::ArgumentsUnbindable)))?;
         let binding = req
             .binding()
             .map_err(|_| self.rejected(req, self.mrtr.reject(Reason::InvalidBinding)))?;
         let mut buf: Box<Buf> = Box::new(TokenBuf::new());
         let resumed = self
             .mrtr
-            .verify(token, &binding, req.args_digest(), &mut buf)
+            .verify(token, &binding, args, &mut buf)
             .map_err(|r| self.rejected(req, r))?;
-        Ok(Some(Verified {
-            token_id: resumed.token_id(),
-            resumption: Resumption {
-                continuation: Zeroizing::new(resumed.continuation().to_vec()),
-                round: resumed.round(),
-                next_round: resumed.next_round(),
-                expires_at_ms: resumed.expires_at_ms(),
-            },
-        }))
+        let resumption = Resumption {
+            continuation: Zeroizing::new(resumed.continuation().to_vec()),
+            round: resumed.round(),
+            next_round: resumed.next_round(),
+            expires_at_ms: resumed.expires_at_ms(),
+        };
+        tracing::trace!(target: "mrtr", method = %req.method(), target_name = req.target(),
+            round = resumption.round, "requestState verified");
+        Ok(Verified {
+            record: Some((resumed.token_id(), resumption.expires_at_ms)),
+            step: Step::Resumed(resumption),
+        })
         // `buf` (holding the opened state) is wiped on drop here.
+    }
+
+    /// Maps the replay store's answer for a verified request to its step.
+    fn recorded(
+        &self,
+        req: &ResumeRequest<'_>,
+        step: Step,
+        answer: Result<(), mrtr_core::replay::ReplayError>,
+    ) -> Result<Step, JsonRpcError> {
+        match answer {
+            Ok(()) => {
+                tracing::trace!(target: "mrtr", method = %req.method(), target_name = req.target(),
+                    "requestState recorded as spent");
+                Ok(step)
+            }
+            Err(e) => Err(self.rejected(req, self.mrtr.replay_rejection(e))),
+        }
     }
 }
 
 impl<C: Cipher, R: ReplayCache, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// Checks the request's `requestState`: every resume check of [`Mrtr::resume`], the
-    /// replay cache last. A `requestState` that is not a string is rejected as malformed.
+    /// replay cache last ([`Engine::verify`] then [`Engine::commit`]).
     pub fn resume(&self, req: &ResumeRequest<'_>) -> Result<Step, JsonRpcError> {
-        let Some(v) = self.verify(req)? else {
-            return Ok(Step::Fresh);
+        let verified = self.verify(req)?;
+        self.commit(req, verified)
+    }
+
+    /// Records a verified token in the replay cache (single use) and returns the step.
+    pub fn commit(&self, req: &ResumeRequest<'_>, v: Verified) -> Result<Step, JsonRpcError> {
+        let Some((id, expires_at_ms)) = v.record else {
+            return Ok(v.step);
         };
         let now = self.mrtr.clock().now_ms();
-        match self
-            .replay
-            .check_and_record(&v.token_id, v.resumption.expires_at_ms, now)
-        {
-            Ok(()) => Ok(Step::Resumed(v.resumption)),
-            Err(e) => Err(self.rejected(req, self.mrtr.replay_rejection(e))),
-        }
+        let answer = self.replay.check_and_record(&id, expires_at_ms, now);
+        self.recorded(req, v.step, answer)
     }
 }
 
@@ -286,18 +410,22 @@ impl<C: Cipher, R: AsyncReplayCache, Clk: Clock, const K: usize> Engine<C, R, Cl
     /// [`Engine::resume`] with an asynchronous replay cache: verifies (CPU only, no I/O),
     /// then awaits the cache's check-and-record. Never blocks the runtime.
     pub async fn resume_async(&self, req: &ResumeRequest<'_>) -> Result<Step, JsonRpcError> {
-        let Some(v) = self.verify(req)? else {
-            return Ok(Step::Fresh);
+        let verified = self.verify(req)?;
+        self.commit_async(req, verified).await
+    }
+
+    /// [`Engine::commit`] with an asynchronous replay cache.
+    pub async fn commit_async(
+        &self,
+        req: &ResumeRequest<'_>,
+        v: Verified,
+    ) -> Result<Step, JsonRpcError> {
+        let Some((id, expires_at_ms)) = v.record else {
+            return Ok(v.step);
         };
         let now = self.mrtr.clock().now_ms();
-        match self
-            .replay
-            .check_and_record(&v.token_id, v.resumption.expires_at_ms, now)
-            .await
-        {
-            Ok(()) => Ok(Step::Resumed(v.resumption)),
-            Err(e) => Err(self.rejected(req, self.mrtr.replay_rejection(e))),
-        }
+        let answer = self.replay.check_and_record(&id, expires_at_ms, now).await;
+        self.recorded(req, v.step, answer)
     }
 }
 
@@ -513,7 +641,7 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
         req: &ResumeRequest<'_>,
         round: Round,
         continuation: &[u8],
-    ) -> Result<String, SealError> {
+    ) -> Result<String, PauseError> {
         each_engine!(self, e => e.pause(req, round, continuation))
     }
 
@@ -524,8 +652,13 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
         round: Round,
         continuation: &[u8],
         input_requests: Option<Value>,
-    ) -> Result<Value, SealError> {
+    ) -> Result<Value, PauseError> {
         each_engine!(self, e => e.input_required(req, round, continuation, input_requests))
+    }
+
+    /// [`Engine::verify`]: every check but the replay record.
+    pub fn verify(&self, req: &ResumeRequest<'_>) -> Result<Verified, JsonRpcError> {
+        each_engine!(self, e => e.verify(req))
     }
 
     /// [`Engine::reject`]: the rejection for `reason` in this engine's error-detail mode.
@@ -545,6 +678,11 @@ impl<R: ReplayCache, Clk: Clock> AnyEngine<R, Clk> {
     pub fn resume(&self, req: &ResumeRequest<'_>) -> Result<Step, JsonRpcError> {
         each_engine!(self, e => e.resume(req))
     }
+
+    /// [`Engine::commit`]: records a verified token.
+    pub fn commit(&self, req: &ResumeRequest<'_>, v: Verified) -> Result<Step, JsonRpcError> {
+        each_engine!(self, e => e.commit(req, v))
+    }
 }
 
 impl<R: AsyncReplayCache, Clk: Clock> AnyEngine<R, Clk> {
@@ -552,6 +690,15 @@ impl<R: AsyncReplayCache, Clk: Clock> AnyEngine<R, Clk> {
     /// cache last.
     pub async fn resume_async(&self, req: &ResumeRequest<'_>) -> Result<Step, JsonRpcError> {
         each_engine!(self, e => e.resume_async(req).await)
+    }
+
+    /// [`Engine::commit_async`]: records a verified token in an asynchronous replay cache.
+    pub async fn commit_async(
+        &self,
+        req: &ResumeRequest<'_>,
+        v: Verified,
+    ) -> Result<Step, JsonRpcError> {
+        each_engine!(self, e => e.commit_async(req, v).await)
     }
 }
 

@@ -9,8 +9,12 @@
 //! * numbers as IEEE 754 doubles printed the way ECMAScript's `Number.prototype.toString`
 //!   prints them (`1e+30`, `0.002`, `4.5`, `-0` as `0`).
 //!
-//! Nesting deeper than [`MAX_DEPTH`] arrays and objects, and numbers that are not finite
-//! doubles, cannot be canonicalized and give a [`JcsError`].
+//! Digest input must be I-JSON (RFC 7493), as RFC 8785 requires: nesting deeper than
+//! [`MAX_DEPTH`] arrays and objects, numbers that are not finite doubles, and integers a double
+//! does not carry exactly (beyond ±2^53, unless written as JCS prints them) cannot be
+//! canonicalized and give a [`JcsError`]: otherwise `9007199254740993` and `9007199254740992`
+//! would share a digest. Duplicate member names and over-precise decimals are gone once a
+//! parser has built a [`Value`]; [`crate::ijson::check`] finds them in the raw text.
 //!
 //! ```
 //! use mrtr_std::jcs::to_canonical_string;
@@ -34,12 +38,16 @@ pub const MAX_DEPTH: usize = 64;
 
 /// Why a value cannot be canonicalized.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum JcsError {
     /// Arrays and objects are nested deeper than [`MAX_DEPTH`].
     TooDeep,
     /// A number is not a finite IEEE 754 double (possible only with arbitrary-precision
     /// numbers, such as `1e400`).
     NonFiniteNumber,
+    /// An integer a double does not carry exactly (such as `9007199254740993`): its canonical
+    /// form would denote another value.
+    LossyNumber,
 }
 
 impl fmt::Display for JcsError {
@@ -51,6 +59,9 @@ impl fmt::Display for JcsError {
             ),
             Self::NonFiniteNumber => {
                 f.write_str("arguments hold a number outside the range of a double")
+            }
+            Self::LossyNumber => {
+                f.write_str("arguments hold an integer a double does not carry exactly")
             }
         }
     }
@@ -216,8 +227,36 @@ fn write_number<S: Sink>(out: &mut S, n: &Number) -> Result<(), JcsError> {
         .as_f64()
         .filter(|x| x.is_finite())
         .ok_or(JcsError::NonFiniteNumber)?;
-    out.put(format_es(x).as_bytes());
+    let text = format_es(x);
+    // An integer (u64 or i64) must print as itself; floats are doubles already.
+    const EXACT: u64 = 1 << 53;
+    let exact = match (n.as_u64(), n.as_i64()) {
+        (Some(u), _) => u <= EXACT || text == u.to_string(),
+        (None, Some(i)) => i.unsigned_abs() <= EXACT || text == i.to_string(),
+        (None, None) => true,
+    };
+    if !exact {
+        return Err(JcsError::LossyNumber);
+    }
+    out.put(text.as_bytes());
     Ok(())
+}
+
+/// The canonical (ECMAScript `Number::toString`) text of a finite double, as RFC 8785 prints
+/// numbers. Non-finite values have no canonical form and print as `"null"`.
+///
+/// ```
+/// use mrtr_std::jcs::format_number;
+/// assert_eq!(format_number(1e21), "1e+21");
+/// assert_eq!(format_number(0.000001), "0.000001");
+/// assert_eq!(format_number(9007199254740993.0), "9007199254740992");
+/// ```
+pub fn format_number(x: f64) -> String {
+    if x.is_finite() {
+        format_es(x)
+    } else {
+        "null".to_owned()
+    }
 }
 
 /// ECMAScript `Number::toString(x)` for a finite double (ECMA-262, Number::toString).
@@ -437,10 +476,29 @@ mod tests {
             canon("[1, -1, 10, 1.0, 100e-2, 123456789012, -0.0, 0.5, 1e-7]"),
             "[1,-1,10,1,1,123456789012,0,0.5,1e-7]"
         );
-        // Beyond 2^53 an integer is read as the nearest double, as JCS prescribes.
-        assert_eq!(canon("9007199254740993"), "9007199254740992");
-        assert_eq!(canon("18446744073709551615"), "18446744073709552000");
-        assert_eq!(canon("-9223372036854775808"), "-9223372036854776000");
+        // An integer a double carries exactly, written as JCS prints it, is fine.
+        assert_eq!(canon("9007199254740992"), "9007199254740992");
+        assert_eq!(canon("-9007199254740992"), "-9007199254740992");
+        assert_eq!(canon("18446744073709552000"), "18446744073709552000");
+        // Beyond 2^53 an integer that would print as another value is refused (I-JSON):
+        // otherwise 2^53 + 1 and 2^53 would share a digest.
+        for lossy in [
+            "9007199254740993",
+            "-9007199254740993",
+            "18446744073709551615",
+            "-9223372036854775808",
+        ] {
+            let v: Value = serde_json::from_str(lossy).unwrap();
+            assert_eq!(
+                to_canonical_string(&v),
+                Err(JcsError::LossyNumber),
+                "{lossy}"
+            );
+        }
+        assert_eq!(
+            args_digest(Some(&json!({"amount": 9007199254740993u64}))),
+            Err(JcsError::LossyNumber)
+        );
     }
 
     #[test]

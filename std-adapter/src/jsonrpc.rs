@@ -18,6 +18,7 @@ use mrtr_core::error::INVALID_PARAMS;
 use mrtr_core::{ArgsDigest, Binding, BindingError, ErrorDetail, Principal, Reason, Rejection};
 use serde_json::{Map, Value, json};
 
+use crate::ijson::{self, Violation};
 use crate::jcs::{self, JcsError};
 
 /// The `_meta` key holding the request's protocol version.
@@ -116,6 +117,17 @@ impl JsonRpcError {
         }
     }
 
+    /// `-32603` Internal error: a server-side fault the client can do nothing about (the
+    /// detail belongs in the server's log, not here).
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self {
+            code: -32603,
+            message: message.into(),
+            data: None,
+            rejection: None,
+        }
+    }
+
     /// The error for a rejected `requestState`, from [`Rejection::wire`].
     pub fn from_rejection(rejection: Rejection) -> Self {
         let wire = rejection.wire();
@@ -174,17 +186,42 @@ impl From<Rejection> for JsonRpcError {
     }
 }
 
+/// Why a request's arguments cannot be bound to a `requestState`: the digest would not tell
+/// apart arguments the handler reads differently.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Unbindable {
+    /// The arguments cannot be canonicalized (too deep, or an integer a double does not
+    /// carry exactly).
+    Canonical(JcsError),
+    /// The request's raw text is not I-JSON (a duplicate member name, an over-precise
+    /// number), as [`ijson::check`] found before any parser saw it.
+    NotIJson(Violation),
+}
+
+impl fmt::Display for Unbindable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("arguments cannot be bound to a requestState: ")?;
+        match self {
+            Self::Canonical(e) => fmt::Display::fmt(e, f),
+            Self::NotIJson(v) => write!(f, "the request is not I-JSON ({v})"),
+        }
+    }
+}
+
+impl std::error::Error for Unbindable {}
+
 /// What a pausable request binds a token to, borrowed from its params.
 ///
 /// `Debug` never shows the `requestState` text.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ResumeRequest<'a> {
     method: Method,
     protocol_version: &'a str,
     target: &'a str,
     principal: Principal<'a>,
     request_state: RequestState<'a>,
-    args: ArgsDigest,
+    args: Result<ArgsDigest, Unbindable>,
 }
 
 impl<'a> ResumeRequest<'a> {
@@ -192,9 +229,10 @@ impl<'a> ResumeRequest<'a> {
     ///
     /// Returns `Ok(None)` for any method but the three pausable ones (a `requestState` there
     /// is ignored), and a `-32602` error when `params` is not an object, the target is not a
-    /// string, `_meta`'s protocol version is present but not a string, or the arguments
-    /// cannot be canonicalized. A non-string `requestState` is not an error here: resuming
-    /// it gives the uniform rejection.
+    /// string, or `_meta`'s protocol version is present but not a string. Neither a
+    /// non-string `requestState` nor arguments that cannot be bound are errors here:
+    /// resuming them gives the uniform rejection, and pausing with unbindable arguments
+    /// fails ([`Unbindable`]).
     ///
     /// ```
     /// use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
@@ -259,15 +297,14 @@ impl<'a> ResumeRequest<'a> {
         } else {
             None
         };
-        Self::new(
+        Ok(Some(Self::new(
             method,
             protocol_version,
             target,
             arguments,
             request_state,
             principal,
-        )
-        .map(Some)
+        )))
     }
 
     /// Builds a request from parts already extracted (for typed SDK params): digests
@@ -279,16 +316,15 @@ impl<'a> ResumeRequest<'a> {
         arguments: Option<&Value>,
         request_state: RequestState<'a>,
         principal: Principal<'a>,
-    ) -> Result<Self, JsonRpcError> {
-        let args = jcs::args_digest(arguments).map_err(args_error)?;
-        Ok(Self {
+    ) -> Self {
+        Self {
             method,
             protocol_version,
             target,
             principal,
             request_state,
-            args,
-        })
+            args: jcs::args_digest(arguments).map_err(Unbindable::Canonical),
+        }
     }
 
     /// [`ResumeRequest::new`] for arguments held as a JSON object map, as SDKs type
@@ -305,7 +341,7 @@ impl<'a> ResumeRequest<'a> {
     /// let typed = ResumeRequest::with_map_arguments(
     ///     Method::ToolsCall, "2026-07-28", "book_table", Some(&arguments),
     ///     RequestState::Absent, Principal::Anonymous,
-    /// )?;
+    /// );
     /// let params = json!({"name": "book_table", "arguments": {"party": 4},
     ///                     "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}});
     /// let parsed = ResumeRequest::from_params("tools/call", &params, Principal::Anonymous)?
@@ -320,16 +356,22 @@ impl<'a> ResumeRequest<'a> {
         arguments: Option<&Map<String, Value>>,
         request_state: RequestState<'a>,
         principal: Principal<'a>,
-    ) -> Result<Self, JsonRpcError> {
-        let args = jcs::args_digest_map(arguments).map_err(args_error)?;
-        Ok(Self {
+    ) -> Self {
+        Self {
             method,
             protocol_version,
             target,
             principal,
             request_state,
-            args,
-        })
+            args: jcs::args_digest_map(arguments).map_err(Unbindable::Canonical),
+        }
+    }
+
+    /// Marks the request's arguments as unbindable because its raw text is not I-JSON (see
+    /// [`precheck_raw`]): resuming it is refused, and pausing it fails.
+    pub fn not_i_json(mut self, violation: Violation) -> Self {
+        self.args = Err(Unbindable::NotIJson(violation));
+        self
     }
 
     /// The method.
@@ -357,9 +399,9 @@ impl<'a> ResumeRequest<'a> {
         self.request_state
     }
 
-    /// SHA-256 of the canonical arguments.
-    pub fn args_digest(&self) -> &ArgsDigest {
-        &self.args
+    /// SHA-256 of the canonical arguments, or why they cannot be bound.
+    pub fn args_digest(&self) -> Result<&ArgsDigest, &Unbindable> {
+        self.args.as_ref()
     }
 
     /// The binding for sealing and opening tokens.
@@ -373,10 +415,12 @@ impl<'a> ResumeRequest<'a> {
     }
 }
 
-fn args_error(e: JcsError) -> JsonRpcError {
-    JsonRpcError::invalid_params(format!(
-        "Invalid params: arguments cannot be canonicalized: {e}"
-    ))
+impl From<&Unbindable> for JsonRpcError {
+    /// `-32602` naming why the arguments cannot be bound (for a handler that could not
+    /// pause: the client learns its arguments are the problem).
+    fn from(e: &Unbindable) -> Self {
+        JsonRpcError::invalid_params(format!("Invalid params: {e}"))
+    }
 }
 
 /// Checks a raw JSON-RPC message, before an SDK parses it, for a `requestState` that is not a
@@ -423,6 +467,78 @@ pub fn precheck(message: &Value, detail: ErrorDetail) -> Option<JsonRpcError> {
                 detail,
             )))
         }
+    }
+}
+
+/// What [`precheck_raw`] decided for one raw JSON-RPC message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Precheck {
+    /// Hand the message on.
+    Pass,
+    /// A pausable request without a `requestState` whose text is not I-JSON: hand it on, but
+    /// it cannot pause. Attach the violation to its [`ResumeRequest`]
+    /// ([`ResumeRequest::not_i_json`]) so a pause fails with a clear error.
+    Unbindable(Violation),
+    /// Answer the message with this error instead.
+    Reject(JsonRpcError),
+}
+
+/// [`precheck`] plus the I-JSON check of the raw text (`raw`, the bytes `message` was parsed
+/// from), for the three pausable methods: duplicate member names and numbers a double does
+/// not carry exactly are found here, before a parser forgets them.
+///
+/// * a non-string `requestState`: [`Precheck::Reject`] (uniform `-32602`, reason
+///   `malformed`);
+/// * a `requestState` string on a request that is not I-JSON: [`Precheck::Reject`] (uniform
+///   `-32602`, reason `arguments_unbindable`): the token cannot be checked against arguments
+///   that parsers may read differently;
+/// * no `requestState` on a request that is not I-JSON: [`Precheck::Unbindable`];
+/// * anything else: [`Precheck::Pass`].
+///
+/// ```
+/// use mrtr_std::core::ErrorDetail;
+/// use mrtr_std::jsonrpc::{Precheck, precheck_raw};
+///
+/// let raw = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call",
+///                "params":{"name":"pay","arguments":{"amount":9007199254740993},
+///                          "requestState":"opaque"}}"#;
+/// let message = serde_json::from_slice(raw)?;
+/// let Precheck::Reject(error) = precheck_raw(&message, raw, ErrorDetail::Uniform) else {
+///     panic!("a resume with unbindable arguments is refused")
+/// };
+/// assert_eq!(error.code(), -32602);
+/// assert_eq!(error.data().unwrap()["reason"], "invalid_request_state");
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub fn precheck_raw(message: &Value, raw: &[u8], detail: ErrorDetail) -> Precheck {
+    if let Some(error) = precheck(message, detail) {
+        return Precheck::Reject(error);
+    }
+    let Some(method) = message.get("method").and_then(Value::as_str) else {
+        return Precheck::Pass;
+    };
+    if Method::from_name(method).is_none() {
+        return Precheck::Pass;
+    }
+    let Err(violation) = ijson::check(raw) else {
+        return Precheck::Pass;
+    };
+    match message.pointer("/params/requestState") {
+        Some(Value::String(_)) => {
+            tracing::info!(
+                target: "mrtr",
+                reason = Reason::ArgumentsUnbindable.as_str(),
+                method,
+                violation = violation.kind().as_str(),
+                at = violation.path(),
+                "requestState rejected: the request is not I-JSON"
+            );
+            Precheck::Reject(JsonRpcError::from_rejection(Rejection::new(
+                Reason::ArgumentsUnbindable,
+                detail,
+            )))
+        }
+        _ => Precheck::Unbindable(violation),
     }
 }
 

@@ -96,6 +96,7 @@ pub use rng::OsRng;
 
 pub mod clock;
 pub mod engine;
+pub mod ijson;
 pub mod jcs;
 pub mod jsonrpc;
 pub mod keys;

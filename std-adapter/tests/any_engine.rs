@@ -7,8 +7,10 @@ use mrtr_std::Algorithm;
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::replay::{ReplayCache, ReplayError};
 use mrtr_std::core::{ErrorDetail, Principal, Reason, Round, TokenId};
-use mrtr_std::engine::{AnyEngine, EngineConfigError, Limits, Step};
-use mrtr_std::jsonrpc::{JsonRpcError, Method, RequestState, ResumeRequest, precheck};
+use mrtr_std::engine::{AnyEngine, EngineConfigError, Limits, PauseError, Step};
+use mrtr_std::jsonrpc::{
+    JsonRpcError, Method, Precheck, RequestState, ResumeRequest, precheck, precheck_raw,
+};
 use mrtr_std::keys::KeyConfig;
 use mrtr_std::replay::{AnyReplayCache, AsyncReplayCache};
 use mrtr_std::replay_mem::MemoryReplayCache;
@@ -51,6 +53,21 @@ fn engine(
     (engine, clock)
 }
 
+/// An engine with uniform errors and the in-process replay cache.
+fn single_use(algorithm: Algorithm) -> AnyEngine<AnyReplayCache, ManualClock> {
+    engine(
+        algorithm,
+        ErrorDetail::Uniform,
+        AnyReplayCache::memory(1_000),
+    )
+    .0
+}
+
+fn uniform() -> Value {
+    json!({"code": -32602, "message": "Invalid or expired requestState",
+           "data": {"reason": "invalid_request_state"}})
+}
+
 fn map(v: Value) -> Map<String, Value> {
     match v {
         Value::Object(m) => m,
@@ -64,7 +81,6 @@ fn request<'a>(args: Option<&Map<String, Value>>, state: Option<&'a str>) -> Res
         None => RequestState::Absent,
     };
     ResumeRequest::with_map_arguments(Method::ToolsCall, VERSION, "book_table", args, state, ALICE)
-        .unwrap()
 }
 
 fn reason(r: Result<Step, JsonRpcError>) -> Reason {
@@ -127,21 +143,24 @@ fn limits_are_applied_and_reported() {
         let (e, clock) = engine(algorithm, ErrorDetail::Detailed, AnyReplayCache::Off);
         assert_eq!(e.limits(), limits(ErrorDetail::Detailed));
 
-        // The round cap: the call plus two resumes.
-        let mut token = e.pause(&request(None, None), Round::FIRST, b"r").unwrap();
-        for _ in 0..2 {
-            let req = request(None, Some(&token));
-            let step = e.resume(&req).unwrap();
-            let next = e
-                .input_required(&req, step.next_round(), b"again", None)
-                .unwrap();
-            assert_eq!(next["resultType"], "input_required");
-            token = next["requestState"].as_str().unwrap().to_owned();
-        }
-        assert_eq!(
-            reason(e.resume(&request(None, Some(&token)))),
-            Reason::RoundsExceeded
-        );
+        // The round cap: the call plus two resumes; the last cannot pause again, and the
+        // client gets the max-rounds rejection instead of a token that could never resume.
+        let first = e.pause(&request(None, None), Round::FIRST, b"r").unwrap();
+        let req = request(None, Some(&first));
+        let step = e.resume(&req).unwrap();
+        let next = e
+            .input_required(&req, step.next_round(), b"again", None)
+            .unwrap();
+        assert_eq!(next["resultType"], "input_required");
+        let second = next["requestState"].as_str().unwrap().to_owned();
+        let req = request(None, Some(&second));
+        let step = e.resume(&req).unwrap();
+        let refused = e
+            .input_required(&req, step.next_round(), b"again", None)
+            .unwrap_err();
+        let wire = JsonRpcError::from(refused);
+        assert_eq!(wire.code(), -32602);
+        assert_eq!(wire.data().unwrap()["reason"], "rounds_exceeded");
 
         // The TTL follows the engine's clock.
         let token = e.pause(&request(None, None), Round::FIRST, b"t").unwrap();
@@ -474,8 +493,7 @@ fn map_arguments_bind_like_the_same_params() {
         Some(&args),
         RequestState::Absent,
         ALICE,
-    )
-    .unwrap();
+    );
     assert_eq!(typed.args_digest(), via_new.args_digest());
 
     // Sealed from parsed params, resumed from typed arguments (and the other way round).
@@ -506,26 +524,132 @@ fn map_arguments_bind_like_the_same_params() {
 }
 
 #[test]
-fn map_arguments_that_cannot_be_canonicalized_are_invalid_params() {
+fn arguments_that_cannot_be_canonicalized_cannot_pause_and_never_resume() {
+    let e = single_use(Algorithm::Aes256Gcm);
     let mut deep = json!("leaf");
     for _ in 0..mrtr_std::jcs::MAX_DEPTH {
         deep = json!([deep]);
     }
     let args = map(json!({ "k": deep }));
-    let err = ResumeRequest::with_map_arguments(
+    let fresh = ResumeRequest::with_map_arguments(
         Method::PromptsGet,
         VERSION,
         "p",
         Some(&args),
         RequestState::Absent,
         ALICE,
-    )
-    .unwrap_err();
+    );
+    // A fresh call runs (a handler that never pauses is not affected)...
+    assert!(matches!(e.resume(&fresh), Ok(Step::Fresh)));
+    // ...but it cannot pause: the handler learns why, and the client gets -32602.
+    let err = e.pause(&fresh, Round::FIRST, b"x").unwrap_err();
+    assert!(matches!(err, PauseError::Unbindable(_)), "{err:?}");
+    assert!(err.to_string().contains("cannot be bound"), "{err}");
+    let wire = JsonRpcError::from(err);
+    assert_eq!(wire.code(), -32602);
+    assert!(
+        wire.message().contains("nested deeper"),
+        "{}",
+        wire.message()
+    );
+    assert!(wire.rejection().is_none());
+    // A requestState with such arguments gets the uniform rejection.
+    let token = e.pause(&request(None, None), Round::FIRST, b"y").unwrap();
+    let resumed = ResumeRequest::with_map_arguments(
+        Method::ToolsCall,
+        VERSION,
+        "book_table",
+        Some(&args),
+        RequestState::Token(&token),
+        ALICE,
+    );
+    let err = e.resume(&resumed).unwrap_err();
+    assert_eq!(err.to_value(), uniform());
+    assert_eq!(
+        err.rejection().unwrap().reason(),
+        Reason::ArgumentsUnbindable
+    );
+}
+
+/// 2^53 + 1 and 2^53 are one double: a token sealed for one must never resume the other.
+#[test]
+fn integers_a_double_cannot_carry_are_never_bound() {
+    let e = single_use(Algorithm::ChaCha20Poly1305);
+    let exact = map(json!({"amount": 9_007_199_254_740_992u64}));
+    let lossy = map(json!({"amount": 9_007_199_254_740_993u64}));
+    // Pausing with 2^53 + 1 is refused with a clear error.
+    let err = e
+        .pause(&request(Some(&lossy), None), Round::FIRST, b"x")
+        .unwrap_err();
+    assert!(err.to_string().contains("double"), "{err}");
+    // A token sealed for 2^53 is refused when resumed with 2^53 + 1, uniformly.
+    let token = e
+        .pause(&request(Some(&exact), None), Round::FIRST, b"x")
+        .unwrap();
+    let err = e.resume(&request(Some(&lossy), Some(&token))).unwrap_err();
+    assert_eq!(err.to_value(), uniform());
+    assert_eq!(
+        err.rejection().unwrap().reason(),
+        Reason::ArgumentsUnbindable
+    );
+    // And 2^53 itself still resumes (the refusal did not spend the token).
+    assert!(matches!(
+        e.resume(&request(Some(&exact), Some(&token))),
+        Ok(Step::Resumed(_))
+    ));
+}
+
+/// The raw-text check: a request that is not I-JSON cannot resume, and cannot pause.
+#[test]
+fn requests_that_are_not_i_json_are_caught_before_a_parser_forgets() {
+    let e = single_use(Algorithm::Aes256Gcm);
+    let token = e.pause(&request(None, None), Round::FIRST, b"x").unwrap();
+    let resume_body = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"book_table",
+            "arguments":{{"party":4,"party":5}},"requestState":"{token}"}}}}"#
+    );
+    let message: Value = serde_json::from_str(&resume_body).unwrap();
+    let Precheck::Reject(err) =
+        precheck_raw(&message, resume_body.as_bytes(), ErrorDetail::Uniform)
+    else {
+        panic!("a resume with duplicate argument names passed")
+    };
+    assert_eq!(err.to_value(), uniform());
+    assert_eq!(
+        err.rejection().unwrap().reason(),
+        Reason::ArgumentsUnbindable
+    );
+
+    let fresh_body = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call",
+        "params":{"name":"book_table","arguments":{"amount":1.00000000000000000001}}}"#;
+    let message: Value = serde_json::from_str(fresh_body).unwrap();
+    let Precheck::Unbindable(v) =
+        precheck_raw(&message, fresh_body.as_bytes(), ErrorDetail::Uniform)
+    else {
+        panic!("not flagged")
+    };
+    assert_eq!(v.path(), "/params/arguments/amount");
+    let args = map(message["params"]["arguments"].clone());
+    let req = request(Some(&args), None).not_i_json(v);
+    assert!(matches!(e.resume(&req), Ok(Step::Fresh)));
+    let err = JsonRpcError::from(e.pause(&req, Round::FIRST, b"x").unwrap_err());
     assert_eq!(err.code(), -32602);
     assert!(
-        err.message().contains("cannot be canonicalized"),
+        err.message().contains("/params/arguments/amount"),
         "{}",
         err.message()
     );
-    assert!(err.rejection().is_none());
+
+    // Other methods, and I-JSON requests, pass.
+    for ok in [
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"a":1,"a":2}}"#,
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"t","arguments":{"n":0.1}}}"#,
+    ] {
+        let message: Value = serde_json::from_str(ok).unwrap();
+        assert_eq!(
+            precheck_raw(&message, ok.as_bytes(), ErrorDetail::Uniform),
+            Precheck::Pass,
+            "{ok}"
+        );
+    }
 }

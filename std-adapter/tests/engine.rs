@@ -5,7 +5,7 @@ mod support;
 use mrtr_std::Aes256Gcm;
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::{ErrorDetail, Principal, Reason, Round, SealError};
-use mrtr_std::engine::{Engine, MAX_CONTINUATION_LEN, MAX_TOKEN_LEN, Step};
+use mrtr_std::engine::{Engine, MAX_CONTINUATION_LEN, MAX_TOKEN_LEN, PauseError, Step};
 use mrtr_std::jsonrpc::{JsonRpcError, Method, RequestState, ResumeRequest};
 use mrtr_std::replay_mem::MemoryReplayCache;
 use serde_json::{Value, json};
@@ -205,7 +205,7 @@ fn resources_read_binds_the_uri_and_ignores_arguments() {
     assert_eq!(req.protocol_version(), "");
     assert_eq!(
         req.args_digest(),
-        &mrtr_std::jcs::args_digest(None).unwrap()
+        Ok(&mrtr_std::jcs::args_digest(None).unwrap())
     );
     let token = pause(&e, "resources/read", &params, ALICE, b"r");
     let retry = json!({"uri": "file:///a.txt", "requestState": token});
@@ -308,10 +308,18 @@ fn unusable_params_give_invalid_params_errors_naming_the_problem() {
     for _ in 0..100 {
         deep = Value::Array(vec![deep]);
     }
-    let err = ResumeRequest::from_params("tools/call", &call(deep), ALICE).unwrap_err();
+    // Arguments too deep to canonicalize are not a params error: the call runs, but it
+    // cannot pause, and the error says why.
+    let (e, _) = engine(ErrorDetail::Uniform);
+    let params = call(deep);
+    let req = ResumeRequest::from_params("tools/call", &params, ALICE)
+        .unwrap()
+        .unwrap();
+    assert!(matches!(e.resume(&req), Ok(Step::Fresh)));
+    let err = JsonRpcError::from(e.pause(&req, Round::FIRST, b"x").unwrap_err());
     assert_eq!(err.code(), -32602);
     assert!(
-        err.message().contains("arguments cannot be canonicalized"),
+        err.message().contains("arguments cannot be bound"),
         "{}",
         err.message()
     );
@@ -366,17 +374,19 @@ fn round_chain_is_capped() {
             panic!("expected a resume")
         };
         assert_eq!(r.round(), expected_round);
-        let next = e
-            .input_required(&req, step.next_round(), b"again", None)
-            .unwrap();
+        let next = e.input_required(&req, step.next_round(), b"again", None);
+        if expected_round == 2 {
+            // Invocation 3 of 3 cannot pause: no dead token, the max-rounds error instead.
+            let err = JsonRpcError::from(next.unwrap_err());
+            assert_eq!(err.to_value()["code"], -32602);
+            assert_eq!(err.rejection().unwrap().reason(), Reason::RoundsExceeded);
+            break;
+        }
+        let next = next.unwrap();
         assert_eq!(next["resultType"], "input_required");
         assert!(next.get("inputRequests").is_none());
         token = next["requestState"].as_str().unwrap().to_owned();
     }
-    assert_eq!(
-        reason(resume(&e, "tools/call", &with_state(params, &token), ALICE)),
-        Reason::RoundsExceeded
-    );
 }
 
 #[test]
@@ -415,7 +425,7 @@ fn pause_refuses_oversized_continuations_and_unbindable_requests() {
     );
     assert_eq!(
         e.pause(&req, Round::FIRST, &vec![7; MAX_CONTINUATION_LEN + 1]),
-        Err(SealError::TooLarge)
+        Err(PauseError::Seal(SealError::TooLarge))
     );
     let long_target = json!({"name": "t".repeat(2000)});
     let req = ResumeRequest::from_params("tools/call", &long_target, ALICE)
@@ -423,7 +433,7 @@ fn pause_refuses_oversized_continuations_and_unbindable_requests() {
         .unwrap();
     assert!(matches!(
         e.pause(&req, Round::FIRST, b""),
-        Err(SealError::Binding(_))
+        Err(PauseError::Seal(SealError::Binding(_)))
     ));
     // And a requestState on such a request is rejected, not a panic.
     let with = json!({"name": "t".repeat(2000), "requestState": "abc"});
@@ -533,4 +543,42 @@ fn every_cipher_backend_round_trips_through_the_engine() {
     run::<Aes256Gcm>();
     run::<ChaCha20Poly1305>();
     run::<XChaCha20Poly1305>();
+}
+
+/// A handler that refuses a request for its own reasons (a capability the request did not
+/// declare, arguments that fail validation) does so between verify and commit: the token is
+/// not spent, and the corrected retry resumes it.
+#[test]
+fn a_request_refused_between_verify_and_commit_does_not_spend_the_token() {
+    let (e, _) = engine(ErrorDetail::Uniform);
+    let params = call(json!({"party": 4}));
+    let token = pause(&e, "tools/call", &params, ALICE, b"awaiting date");
+    let retry = with_state(params, &token);
+    let req = ResumeRequest::from_params("tools/call", &retry, ALICE)
+        .unwrap()
+        .unwrap();
+
+    // Verified, then refused by the handler (say -32021): dropped without a commit.
+    let verified = e.verify(&req).unwrap();
+    assert!(!verified.is_fresh());
+    assert_eq!(verified.next_round().get(), 2);
+    drop(verified);
+    // Verifying again is fine: nothing was recorded.
+    let verified = e.verify(&req).unwrap();
+    let Step::Resumed(r) = e.commit(&req, verified).unwrap() else {
+        panic!("expected a resume")
+    };
+    assert_eq!(r.continuation(), b"awaiting date");
+    // Committed once: now it is spent, and verify alone does not look at the replay cache.
+    assert!(e.verify(&req).is_ok());
+    let again = e.verify(&req).unwrap();
+    assert_eq!(reason(e.commit(&req, again)), Reason::Replayed);
+    // A fresh request verifies and commits as fresh.
+    let fresh_params = call(json!({}));
+    let fresh = ResumeRequest::from_params("tools/call", &fresh_params, ALICE)
+        .unwrap()
+        .unwrap();
+    let v = e.verify(&fresh).unwrap();
+    assert!(v.is_fresh());
+    assert!(matches!(e.commit(&fresh, v), Ok(Step::Fresh)));
 }

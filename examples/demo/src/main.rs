@@ -10,7 +10,9 @@ use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
-use mrtr_core::{Binding, ManualClock, Mrtr, Principal, Round, TokenBuf, token_len_for};
+use mrtr_core::{
+    Binding, ManualClock, Mrtr, Principal, Reason, Round, SealError, TokenBuf, token_len_for,
+};
 
 const CAP: usize = token_len_for(128);
 
@@ -53,19 +55,19 @@ fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
     );
     let first = token.clone();
 
-    // Each resume opens the token, then pauses again with the next round.
+    // Each resume opens the token, then pauses again with the next round, until the last
+    // invocation the cap allows: pausing there would issue a token that can never resume, so
+    // the pause is refused and the server answers with the max-rounds rejection instead.
     loop {
         let mut buf = TokenBuf::<CAP>::new();
-        match mrtr.resume(&token, &call, &args, &mut buf) {
-            Ok(resumed) => {
-                let step = String::from_utf8_lossy(resumed.continuation()).into_owned();
-                let next = resumed.next_round();
-                let cont = format!("step={}", next.get());
-                let mut out = TokenBuf::<CAP>::new();
-                token = mrtr
-                    .pause(next, &call, &args, cont.as_bytes(), &mut rng, &mut out)?
-                    .as_str()
-                    .to_owned();
+        let resumed = mrtr.resume(&token, &call, &args, &mut buf)?;
+        let step = String::from_utf8_lossy(resumed.continuation()).into_owned();
+        let next = resumed.next_round();
+        let cont = format!("step={}", next.get());
+        let mut out = TokenBuf::<CAP>::new();
+        match mrtr.pause(next, &call, &args, cont.as_bytes(), &mut rng, &mut out) {
+            Ok(sealed) => {
+                token = sealed.as_str().to_owned();
                 println!(
                     "resume {:>2} (carried {step:>7}) -> round {:>2}, requestState {}",
                     resumed.round(),
@@ -73,16 +75,18 @@ fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
                     short(&token)
                 );
             }
-            Err(rejection) => {
-                let wire = rejection.wire();
+            Err(SealError::RoundsExhausted) => {
+                let wire = mrtr.reject(Reason::RoundsExceeded).wire();
                 println!(
-                    "resume    -> refused: {} {:?} (server log: {})",
+                    "resume {:>2} (carried {step:>7}) -> cannot pause again: {} {:?} (server log: {})",
+                    resumed.round(),
                     wire.code,
                     wire.message,
-                    rejection.reason()
+                    Reason::RoundsExceeded
                 );
                 break;
             }
+            Err(e) => return Err(e.into()),
         }
     }
 

@@ -1,8 +1,16 @@
 //! One pausable request (`tools/call`, `prompts/get`, `resources/read`): authenticate the
 //! caller, check the `requestState` with mrtr, run the handler's flow, and seal the next
 //! state when the flow pauses again.
+//!
+//! Flows are pure: they compute their answer from the request and the verified state and have
+//! no effects (the server acts on a completed result after it is returned). So the token is
+//! recorded in the replay cache only once the flow has answered: a flow that refuses the
+//! request (a capability the request did not declare, invalid input) leaves the token
+//! unspent, and the client can retry it with the request corrected. Of two concurrent replays
+//! both may compute an answer; only the one whose record succeeds is returned.
 
 use mrtr_std::engine::{AnyEngine, Step};
+use mrtr_std::ijson::Violation;
 use mrtr_std::jsonrpc::{JsonRpcError, Method, RequestState, ResumeRequest};
 use rmcp::model::{
     ErrorCode, ErrorData, InputRequests, InputRequiredResult, InputResponses, JsonObject,
@@ -111,10 +119,14 @@ pub struct Request<'a> {
     pub responses: Option<&'a InputResponses>,
 }
 
+/// The HTTP request rmcp received the request in (none on stdio).
+fn http_parts(ctx: &RequestContext<RoleServer>) -> Option<&axum::http::request::Parts> {
+    ctx.extensions.get::<axum::http::request::Parts>()
+}
+
 /// The authenticated caller of a request (anonymous on stdio).
 pub fn caller_of(ctx: &RequestContext<RoleServer>) -> Caller {
-    ctx.extensions
-        .get::<axum::http::request::Parts>()
+    http_parts(ctx)
         .and_then(|parts| parts.extensions.get::<Caller>())
         .cloned()
         .unwrap_or(Caller::Anonymous)
@@ -136,30 +148,38 @@ pub async fn run<T>(
         Some(s) => RequestState::Token(s),
         None => RequestState::Absent,
     };
-    let req = ResumeRequest::with_map_arguments(
+    let mut req = ResumeRequest::with_map_arguments(
         request.method,
         &version,
         request.target,
         request.arguments,
         state,
         caller.principal(),
-    )
-    .map_err(to_error_data)?;
-    let step = sealer.resume_async(&req).await.map_err(to_error_data)?;
+    );
+    // The preflight found the raw request is not I-JSON: it cannot be bound.
+    if let Some(violation) = http_parts(ctx).and_then(|p| p.extensions.get::<Violation>()) {
+        req = req.not_i_json(violation.clone());
+    }
+    let verified = sealer.verify(&req).map_err(to_error_data)?;
     let caps = Caps::from_client(ctx.client_capabilities().as_ref());
     let call = Call {
-        step: &step,
+        step: verified.step(),
         responses: request.responses,
         arguments: request.arguments,
         caps,
         caller: &caller,
     };
+    // A refusal here returns before the token is recorded: it stays usable.
     let outcome = flow(&call)?;
-    let round = step.next_round();
+    let round = verified.next_round();
+    sealer
+        .commit_async(&req, verified)
+        .await
+        .map_err(to_error_data)?;
     let seal = |state: &[u8]| {
         sealer
             .pause(&req, round, state)
-            .map_err(|e| ErrorData::internal_error(format!("cannot seal requestState: {e}"), None))
+            .map_err(|e| to_error_data(e.into()))
     };
     let reply = match outcome {
         Outcome::Done(result) => Reply::Complete(result),

@@ -28,19 +28,35 @@ use mrtr_std::replay_redis::RedisReplayCache;
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::filter_fn;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{Layer, fmt};
 
 use crate::auth::TokenMap;
 use crate::config::{Config, ReplayChoice};
 use crate::server::{App, Hosted};
 
+/// Whether an event may be logged at all, whatever `RUST_LOG` says: rmcp's DEBUG and TRACE
+/// events carry whole JSON-RPC messages (`received request`, `response message`, raw SSE
+/// events), and with them every `requestState`, the answers a client gave and bearer
+/// credentials. They are never emitted; rmcp's INFO, WARN and ERROR events are.
+fn never_secret(meta: &tracing::Metadata<'_>) -> bool {
+    !(meta.target().starts_with("rmcp") && *meta.level() > tracing::Level::INFO)
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn")),
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn"));
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(
+            fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+                .with_filter(filter_fn(never_secret)),
         )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let config = Config::parse();
     let app = Arc::new(build_app(&config).await?);
@@ -102,7 +118,7 @@ async fn serve_http(config: &Config, app: Arc<App>) -> anyhow::Result<()> {
         Some(path) => TokenMap::load(path, config.require_auth)?,
         None => {
             tracing::warn!(
-                "using the built-in demo bearer tokens (alice-token, bob-token, carol-token); \
+                "using the built-in demo bearer tokens (see README); \
                  configure --tokens for anything but a demo"
             );
             TokenMap::demo(config.require_auth)

@@ -5,6 +5,12 @@
 //! the uniform `-32602` rejection for any unusable `requestState`, so this layer answers such
 //! requests itself, with the error mrtr-std builds ([`mrtr_std::jsonrpc::precheck`]).
 //!
+//! It also checks that a pausable request is I-JSON (RFC 7493) while its raw text is at hand:
+//! a duplicate member name or a number a double does not carry exactly is gone once a parser
+//! has built a map, and the argument digest could no longer tell such requests apart. A resume
+//! with one gets the uniform rejection here; a fresh call goes on, marked (the violation is
+//! put in the request's extensions), and cannot pause.
+//!
 //! It also runs the initial authorization of `subscriptions/listen` (see [`crate::listen`]).
 
 use std::sync::Arc;
@@ -15,7 +21,8 @@ use axum::http::{Method as HttpMethod, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use mrtr_std::core::ErrorDetail;
-use mrtr_std::jsonrpc;
+use mrtr_std::ijson::Violation;
+use mrtr_std::jsonrpc::{self, Precheck};
 use serde_json::{Value, json};
 
 use crate::auth::Caller;
@@ -30,15 +37,18 @@ pub const MAX_BODY: usize = 4 * 1024 * 1024;
 pub enum Verdict {
     /// Hand it to rmcp.
     Pass,
+    /// Hand it to rmcp, marked: its arguments cannot be bound, so it cannot pause.
+    Unbindable(Violation),
     /// Answer with this JSON-RPC error for request `id`.
     Reject { id: Value, error: Value },
 }
 
-/// Checks one parsed JSON-RPC message; rejections are in `detail` mode.
-pub fn check(message: &Value, detail: ErrorDetail) -> Verdict {
-    match jsonrpc::precheck(message, detail) {
-        None => Verdict::Pass,
-        Some(error) => Verdict::Reject {
+/// Checks one JSON-RPC message, parsed and raw; rejections are in `detail` mode.
+pub fn check(message: &Value, raw: &[u8], detail: ErrorDetail) -> Verdict {
+    match jsonrpc::precheck_raw(message, raw, detail) {
+        Precheck::Pass => Verdict::Pass,
+        Precheck::Unbindable(v) => Verdict::Unbindable(v),
+        Precheck::Reject(error) => Verdict::Reject {
             id: message.get("id").cloned().unwrap_or(Value::Null),
             error: error.to_value(),
         },
@@ -57,8 +67,12 @@ pub async fn preflight(State(app): State<Arc<App>>, request: Request, next: Next
     };
     let mut parts = parts;
     if let Ok(message) = serde_json::from_slice::<Value>(&bytes) {
-        if let Verdict::Reject { id, error } = check(&message, app.sealer.limits().error_detail) {
-            return error_response(id, error);
+        match check(&message, &bytes, app.sealer.limits().error_detail) {
+            Verdict::Pass => {}
+            Verdict::Unbindable(v) => {
+                parts.extensions.insert(v);
+            }
+            Verdict::Reject { id, error } => return error_response(id, error),
         }
         if message.get("method").and_then(Value::as_str) == Some("subscriptions/listen") {
             match admit_listen(&app, &message, &parts.extensions).await {
@@ -129,7 +143,8 @@ mod tests {
         ] {
             let msg = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                              "params": {"name": "t", "requestState": bad}});
-            let Verdict::Reject { id, error } = check(&msg, UNIFORM) else {
+            let raw = msg.to_string();
+            let Verdict::Reject { id, error } = check(&msg, raw.as_bytes(), UNIFORM) else {
                 panic!("accepted {msg}");
             };
             assert_eq!(id, json!(7));
@@ -151,7 +166,27 @@ mod tests {
             json!([1, 2]),
         ];
         for msg in ok {
-            assert_eq!(check(&msg, UNIFORM), Verdict::Pass, "{msg}");
+            let raw = msg.to_string();
+            assert_eq!(check(&msg, raw.as_bytes(), UNIFORM), Verdict::Pass, "{msg}");
         }
+    }
+
+    #[test]
+    fn requests_that_are_not_i_json_cannot_resume_and_are_marked_when_fresh() {
+        let resume = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"t",
+            "arguments":{"amount":9007199254740993},"requestState":"abc"}}"#;
+        let msg: Value = serde_json::from_str(resume).unwrap();
+        let Verdict::Reject { id, error } = check(&msg, resume.as_bytes(), UNIFORM) else {
+            panic!("accepted");
+        };
+        assert_eq!(id, json!(9));
+        assert_eq!(error["data"]["reason"], "invalid_request_state");
+        let fresh = r#"{"jsonrpc":"2.0","id":9,"method":"prompts/get","params":{"name":"t",
+            "arguments":{"a":"x","a":"y"}}}"#;
+        let msg: Value = serde_json::from_str(fresh).unwrap();
+        let Verdict::Unbindable(v) = check(&msg, fresh.as_bytes(), UNIFORM) else {
+            panic!("not marked");
+        };
+        assert_eq!(v.path(), "/params/arguments/a");
     }
 }

@@ -7,7 +7,8 @@ import urllib.request
 
 import pytest
 
-from wire import accept, assert_rejected, call_tool, post, result
+from wire import (accept, assert_rejected, call_tool, post, post_text, result,
+                  tool_call_text)
 
 BOOK = "book_table"
 ARGS = {"party_size": 4}
@@ -114,8 +115,71 @@ def test_round_cap(server_url):
     # Default cap: 10 invocations per chain. 9 pauses fit (10 invocations) ...
     done = result(countdown_until_done(server_url, 9))
     assert done["content"][0]["text"] == "countdown finished after 9 pauses"
-    # ... 10 pauses need 11 invocations: the 11th is refused.
+    # ... 10 pauses need 11 invocations: the 10th cannot pause again, and the client gets
+    # the max-rounds rejection at once rather than a token no resume would accept.
     assert_rejected(countdown_until_done(server_url, 10))
+
+
+def test_pausing_at_the_round_cap_issues_no_token(server_url):
+    response = call_tool(server_url, "countdown", {"pauses": 50})
+    tokens = []
+    while "error" not in response:
+        state = result(response)["requestState"]
+        tokens.append(state)
+        response = call_tool(server_url, "countdown", {"pauses": 50}, state)
+    # The call plus 9 resumes: 9 tokens were issued, each of which resumed.
+    assert len(tokens) == 9, len(tokens)
+    assert_rejected(response)
+
+
+# --- exact argument binding (I-JSON) --------------------------------------------------------
+
+BIG = 2**53  # 9007199254740992: a double; 2**53 + 1 is not
+STATEFUL = "test_input_required_result_request_state"
+
+
+def test_arguments_a_double_cannot_carry_cannot_pause(server_url):
+    response = call_tool(server_url, STATEFUL, {"amount": BIG + 1})
+    assert response.get("error", {}).get("code") == -32602, response
+    assert "cannot be bound" in response["error"]["message"], response
+    assert "/params/arguments/amount" in response["error"]["message"], response
+
+
+def test_token_sealed_for_2_53_does_not_resume_2_53_plus_1(server_url):
+    state = result(call_tool(server_url, STATEFUL, {"amount": BIG}))["requestState"]
+    answer = {"confirm": accept(ok=True)}
+    assert_rejected(call_tool(server_url, STATEFUL, {"amount": BIG + 1}, state, answer))
+    # Written as a decimal too, the value a double cannot carry is refused.
+    text = tool_call_text(STATEFUL, '{"amount": 9007199254740992.000000000000001}', state)
+    assert_rejected(post_text(server_url, "tools/call", text, name=STATEFUL))
+    # The refusals did not spend it: the exact arguments still resume.
+    done = result(call_tool(server_url, STATEFUL, {"amount": BIG}, state, answer))
+    assert done["resultType"] == "complete", done
+
+
+def test_duplicate_argument_names_cannot_pause_or_resume(server_url):
+    fresh = tool_call_text(STATEFUL, '{"amount": 1, "amount": 2}')
+    response = post_text(server_url, "tools/call", fresh, name=STATEFUL)
+    assert response.get("error", {}).get("code") == -32602, response
+    assert "duplicate member name at /params/arguments/amount" in response["error"]["message"]
+    state = result(call_tool(server_url, STATEFUL, {"amount": 2}))["requestState"]
+    replay = tool_call_text(STATEFUL, '{"amount": 1, "amount": 2}', state)
+    assert_rejected(post_text(server_url, "tools/call", replay, name=STATEFUL))
+    done = result(call_tool(server_url, STATEFUL, {"amount": 2}, state, {"confirm": accept(ok=True)}))
+    assert done["resultType"] == "complete", done
+
+
+# --- a refusal by the handler does not spend the token ---------------------------------------
+
+def test_a_missing_capability_on_resume_does_not_spend_the_token(server_url):
+    state = first_round(server_url)
+    answer = {"date": accept(date="2026-12-24")}
+    # Capabilities are per request in 2026-07-28: this retry forgot to declare elicitation.
+    refused = call_tool(server_url, BOOK, ARGS, state, answer, caps={})
+    assert refused.get("error", {}).get("code") == -32021, refused
+    # The corrected retry resumes the same token.
+    r = result(call_tool(server_url, BOOK, ARGS, state, answer))
+    assert "confirm" in r["inputRequests"], r
 
 
 def test_token_from_another_server_is_rejected(server_url, node_a_url):

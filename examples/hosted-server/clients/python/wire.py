@@ -26,18 +26,26 @@ def post(url: str, method: str, params: dict, token: str | None = "alice-token")
     """Sends one request; returns the JSON-RPC response object (result or error)."""
     body = {"jsonrpc": "2.0", "id": next(_ids), "method": method,
             "params": {**params, "_meta": params.get("_meta", meta())}}
+    field = TARGET_FIELD.get(method)
+    name = params[field] if field and isinstance(params.get(field), str) else None
+    return post_text(url, method, json.dumps(body), token, name)
+
+
+def post_text(url: str, method: str, text: str, token: str | None = "alice-token",
+              name: str | None = None) -> dict:
+    """Sends one request whose body is `text` exactly (for bodies json.dumps cannot write,
+    such as duplicate member names)."""
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
         "MCP-Protocol-Version": VERSION,
         "Mcp-Method": method,
     }
-    field = TARGET_FIELD.get(method)
-    if field and isinstance(params.get(field), str):
-        headers["Mcp-Name"] = params[field]
+    if name is not None:
+        headers["Mcp-Name"] = name
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    req = urllib.request.Request(url, data=text.encode(), headers=headers, method="POST")
     try:
         with urllib.request.urlopen(req, timeout=10) as resp:
             return _parse(resp.headers.get("Content-Type", ""), resp.read().decode())
@@ -82,6 +90,14 @@ def call_tool(url, name, arguments=None, state=None, responses=None, token="alic
     if responses is not None:
         params["inputResponses"] = responses
     return post(url, "tools/call", params, token)
+
+
+def tool_call_text(name: str, arguments_text: str, state: str | None = None) -> str:
+    """A tools/call body with `arguments_text` spliced in as written."""
+    state_part = "" if state is None else f', "requestState": {json.dumps(state)}'
+    return ('{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": %s, '
+            '"arguments": %s, "_meta": %s%s}}'
+            % (next(_ids), json.dumps(name), arguments_text, json.dumps(meta()), state_part))
 
 
 def accept(**content) -> dict:

@@ -1,0 +1,517 @@
+//! I-JSON (RFC 7493) checks on raw JSON text: what a parser forgets once it has built a map.
+//!
+//! The argument digest ([`crate::jcs`]) binds a token to the canonical form of the call's
+//! arguments. Two requests the handler reads differently must never share a digest, and two
+//! things break that once a JSON parser has built its values:
+//!
+//! * **duplicate member names**: `{"a":1,"a":2}` reads as `{"a":2}` in one parser and
+//!   `{"a":1}` in another (RFC 8785 and RFC 7493 forbid them);
+//! * **numbers a double does not carry**: `9007199254740993` and `9007199254740992` read as
+//!   the same double, so their canonical forms are equal, while a handler reading integers
+//!   sees two different amounts.
+//!
+//! [`check`] scans raw text (a request body, before any parser sees it) and reports the
+//! first [`Violation`], with a JSON Pointer to where it is. A number passes when its value
+//! survives the trip through a double: the canonical form prints exactly the value that was
+//! written (`0.1`, `1.50`, `1e21`, `9007199254740992` pass; `9007199254740993`,
+//! `3.141592653589793238` and `1e400` do not).
+//!
+//! ```
+//! use mrtr_std::ijson::{self, ViolationKind};
+//!
+//! assert!(ijson::check(br#"{"amount": 9007199254740992, "price": 0.1}"#).is_ok());
+//! let v = ijson::check(br#"{"params": {"arguments": {"amount": 9007199254740993}}}"#)
+//!     .unwrap_err();
+//! assert_eq!(v.kind(), ViolationKind::LossyNumber);
+//! assert_eq!(v.path(), "/params/arguments/amount");
+//! let v = ijson::check(br#"{"a": 1, "\u0061": 2}"#).unwrap_err();
+//! assert_eq!((v.kind(), v.path()), (ViolationKind::DuplicateName, "/a"));
+//! ```
+
+use std::collections::HashSet;
+use std::fmt;
+
+use crate::jcs;
+
+/// Deepest nesting [`check`] follows (the whole message; the arguments' own limit for the
+/// digest is [`jcs::MAX_DEPTH`]).
+pub const MAX_DEPTH: usize = 128;
+
+/// What is wrong with the text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ViolationKind {
+    /// Not JSON at all (or not a single JSON value).
+    NotJson,
+    /// An object holds two members with the same name (after unescaping).
+    DuplicateName,
+    /// A number whose value a double does not carry exactly.
+    LossyNumber,
+    /// A string escapes half of a surrogate pair: not Unicode text.
+    LoneSurrogate,
+    /// Nested deeper than [`MAX_DEPTH`].
+    TooDeep,
+}
+
+impl ViolationKind {
+    /// A stable snake_case name for logs.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::NotJson => "not_json",
+            Self::DuplicateName => "duplicate_name",
+            Self::LossyNumber => "lossy_number",
+            Self::LoneSurrogate => "lone_surrogate",
+            Self::TooDeep => "too_deep",
+        }
+    }
+}
+
+/// The first I-JSON violation found, and where: a JSON Pointer (RFC 6901) to the offending
+/// member or number. It names places, never values, so it is safe to log and to return.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    kind: ViolationKind,
+    path: String,
+}
+
+impl Violation {
+    /// What is wrong.
+    pub fn kind(&self) -> ViolationKind {
+        self.kind
+    }
+
+    /// Where: a JSON Pointer (`""` is the whole text).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            ViolationKind::NotJson => "not a JSON value",
+            ViolationKind::DuplicateName => "duplicate member name",
+            ViolationKind::LossyNumber => "number not exactly representable as a double",
+            ViolationKind::LoneSurrogate => "string with a lone surrogate",
+            ViolationKind::TooDeep => "nested too deep",
+        };
+        if self.path.is_empty() {
+            f.write_str(what)
+        } else {
+            write!(f, "{what} at {}", self.path)
+        }
+    }
+}
+
+impl std::error::Error for Violation {}
+
+/// Checks that `text` is one I-JSON value: valid JSON, no duplicate member names, every
+/// number carried exactly by a double, no lone surrogates, at most [`MAX_DEPTH`] deep.
+pub fn check(text: &[u8]) -> Result<(), Violation> {
+    let mut scan = Scan {
+        text,
+        at: 0,
+        path: Vec::new(),
+    };
+    scan.ws();
+    scan.value(0)?;
+    scan.ws();
+    if scan.at != text.len() {
+        return Err(scan.fail(ViolationKind::NotJson));
+    }
+    Ok(())
+}
+
+/// Whether the JSON number literal `lit` keeps its value through a double: the canonical
+/// (ECMAScript) form of the double it reads as denotes exactly the value written.
+pub fn number_is_exact(lit: &str) -> bool {
+    // Up to 15 digits, an integer is always exact (2^53 has 16).
+    let digits = lit.strip_prefix('-').unwrap_or(lit);
+    if digits.len() <= 15 && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return true;
+    }
+    match lit.parse::<f64>() {
+        Ok(x) if x.is_finite() => decimal(lit) == decimal(&jcs::format_number(x)),
+        _ => false,
+    }
+}
+
+/// A decimal literal's value as (negative, significant digits, exponent n) with value
+/// `0.digits × 10^n`; zero is `(false, "", 0)`. `None` if the exponent is absurd.
+fn decimal(lit: &str) -> Option<(bool, String, i64)> {
+    let (neg, rest) = match lit.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, lit),
+    };
+    let (mantissa, exp) = match rest.find(['e', 'E']) {
+        Some(i) => (&rest[..i], rest[i + 1..].parse::<i64>().ok()?),
+        None => (rest, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all: String = int.chars().chain(frac.chars()).collect();
+    let lead = all.len() - all.trim_start_matches('0').len();
+    let digits = all.trim_matches('0');
+    if digits.is_empty() {
+        return Some((false, String::new(), 0));
+    }
+    let n = i64::try_from(int.len()).ok()? - i64::try_from(lead).ok()? + exp;
+    Some((neg, digits.to_owned(), n))
+}
+
+struct Scan<'a> {
+    text: &'a [u8],
+    at: usize,
+    /// Path segments of the value being scanned.
+    path: Vec<String>,
+}
+
+impl Scan<'_> {
+    fn fail(&self, kind: ViolationKind) -> Violation {
+        let mut path = String::new();
+        for seg in &self.path {
+            path.push('/');
+            for c in seg.chars() {
+                match c {
+                    '~' => path.push_str("~0"),
+                    '/' => path.push_str("~1"),
+                    c => path.push(c),
+                }
+            }
+        }
+        Violation { kind, path }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.text.get(self.at).copied()
+    }
+
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
+    }
+
+    fn eat(&mut self, b: u8) -> Result<(), Violation> {
+        if self.peek() == Some(b) {
+            self.at += 1;
+            Ok(())
+        } else {
+            Err(self.fail(ViolationKind::NotJson))
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Result<(), Violation> {
+        match self.text.get(self.at..self.at + word.len()) {
+            Some(w) if w == word => {
+                self.at += word.len();
+                Ok(())
+            }
+            _ => Err(self.fail(ViolationKind::NotJson)),
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<(), Violation> {
+        match self.peek() {
+            Some(b'{') => self.object(depth + 1),
+            Some(b'[') => self.array(depth + 1),
+            Some(b'"') => self.string().map(|_| ()),
+            Some(b't') => self.literal(b"true"),
+            Some(b'f') => self.literal(b"false"),
+            Some(b'n') => self.literal(b"null"),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            _ => Err(self.fail(ViolationKind::NotJson)),
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Result<(), Violation> {
+        if depth > MAX_DEPTH {
+            return Err(self.fail(ViolationKind::TooDeep));
+        }
+        self.eat(b'{')?;
+        self.ws();
+        if self.peek() == Some(b'}') {
+            self.at += 1;
+            return Ok(());
+        }
+        let mut names = HashSet::new();
+        loop {
+            self.ws();
+            let name = self.string()?;
+            self.path.push(name.clone());
+            if !names.insert(name) {
+                return Err(self.fail(ViolationKind::DuplicateName));
+            }
+            self.ws();
+            self.eat(b':')?;
+            self.ws();
+            self.value(depth)?;
+            self.path.pop();
+            self.ws();
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b'}') => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                _ => return Err(self.fail(ViolationKind::NotJson)),
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Result<(), Violation> {
+        if depth > MAX_DEPTH {
+            return Err(self.fail(ViolationKind::TooDeep));
+        }
+        self.eat(b'[')?;
+        self.ws();
+        if self.peek() == Some(b']') {
+            self.at += 1;
+            return Ok(());
+        }
+        let mut index = 0usize;
+        loop {
+            self.ws();
+            self.path.push(index.to_string());
+            self.value(depth)?;
+            self.path.pop();
+            index += 1;
+            self.ws();
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b']') => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                _ => return Err(self.fail(ViolationKind::NotJson)),
+            }
+        }
+    }
+
+    /// A string, unescaped.
+    fn string(&mut self) -> Result<String, Violation> {
+        self.eat(b'"')?;
+        let mut out: Vec<u8> = Vec::new();
+        loop {
+            let Some(b) = self.peek() else {
+                return Err(self.fail(ViolationKind::NotJson));
+            };
+            self.at += 1;
+            match b {
+                b'"' => break,
+                b'\\' => {
+                    let Some(e) = self.peek() else {
+                        return Err(self.fail(ViolationKind::NotJson));
+                    };
+                    self.at += 1;
+                    let c = match e {
+                        b'"' => '"',
+                        b'\\' => '\\',
+                        b'/' => '/',
+                        b'b' => '\u{8}',
+                        b'f' => '\u{c}',
+                        b'n' => '\n',
+                        b'r' => '\r',
+                        b't' => '\t',
+                        b'u' => self.unicode_escape()?,
+                        _ => return Err(self.fail(ViolationKind::NotJson)),
+                    };
+                    let mut buf = [0u8; 4];
+                    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                }
+                0x00..=0x1f => return Err(self.fail(ViolationKind::NotJson)),
+                _ => out.push(b),
+            }
+        }
+        String::from_utf8(out).map_err(|_| self.fail(ViolationKind::NotJson))
+    }
+
+    fn hex4(&mut self) -> Result<u32, Violation> {
+        let digits = self
+            .text
+            .get(self.at..self.at + 4)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+            .and_then(|h| u32::from_str_radix(h, 16).ok());
+        match digits {
+            Some(v) => {
+                self.at += 4;
+                Ok(v)
+            }
+            None => Err(self.fail(ViolationKind::NotJson)),
+        }
+    }
+
+    /// The character of a `\u` escape (the `\u` already read), joining a surrogate pair.
+    fn unicode_escape(&mut self) -> Result<char, Violation> {
+        let first = self.hex4()?;
+        let code = match first {
+            0xD800..=0xDBFF => {
+                if self.text.get(self.at..self.at + 2) != Some(b"\\u") {
+                    return Err(self.fail(ViolationKind::LoneSurrogate));
+                }
+                self.at += 2;
+                let second = self.hex4()?;
+                if !(0xDC00..=0xDFFF).contains(&second) {
+                    return Err(self.fail(ViolationKind::LoneSurrogate));
+                }
+                0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
+            }
+            0xDC00..=0xDFFF => return Err(self.fail(ViolationKind::LoneSurrogate)),
+            c => c,
+        };
+        char::from_u32(code).ok_or_else(|| self.fail(ViolationKind::LoneSurrogate))
+    }
+
+    fn number(&mut self) -> Result<(), Violation> {
+        let start = self.at;
+        if self.peek() == Some(b'-') {
+            self.at += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.at += 1,
+            Some(b'1'..=b'9') => self.digits(),
+            _ => return Err(self.fail(ViolationKind::NotJson)),
+        }
+        if self.peek() == Some(b'.') {
+            self.at += 1;
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return Err(self.fail(ViolationKind::NotJson));
+            }
+            self.digits();
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.at += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.at += 1;
+            }
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return Err(self.fail(ViolationKind::NotJson));
+            }
+            self.digits();
+        }
+        // The literal is ASCII by construction.
+        let lit = std::str::from_utf8(&self.text[start..self.at]).unwrap_or("");
+        if number_is_exact(lit) {
+            Ok(())
+        } else {
+            Err(self.fail(ViolationKind::LossyNumber))
+        }
+    }
+
+    fn digits(&mut self) {
+        while matches!(self.peek(), Some(b'0'..=b'9')) {
+            self.at += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(text: &str) -> Option<ViolationKind> {
+        check(text.as_bytes()).err().map(|v| v.kind())
+    }
+
+    #[test]
+    fn numbers_pass_when_the_double_carries_their_value() {
+        for ok in [
+            "0",
+            "-0",
+            "0.0",
+            "1.50",
+            "0.1",
+            "1e21",
+            "1E+21",
+            "100e-2",
+            "9007199254740992",
+            "-9007199254740992",
+            "123456789012345",
+            "333333333.3333333",
+            "5e-324",
+            "1.7976931348623157e308",
+            "295147905179352830000",
+        ] {
+            assert!(number_is_exact(ok), "{ok}");
+            assert_eq!(kind(ok), None, "{ok}");
+        }
+        for lossy in [
+            "9007199254740993",
+            "-9007199254740993",
+            "18446744073709551615",
+            "1152921504606846976", // 2^60 is a double, but JCS prints it 1152921504606847000
+            "3.141592653589793238462643383279",
+            "0.10000000000000000001",
+            "4.9e-324",
+            "1e400",
+            "-1e400",
+            "1e-400",
+            "1e99999999999999999999",
+        ] {
+            assert!(!number_is_exact(lossy), "{lossy}");
+            assert_eq!(kind(lossy), Some(ViolationKind::LossyNumber), "{lossy}");
+        }
+    }
+
+    #[test]
+    fn duplicate_names_compare_unescaped() {
+        assert_eq!(kind(r#"{"a":1,"b":{"a":2}}"#), None);
+        for dup in [
+            r#"{"a":1,"a":2}"#,
+            r#"{"a":1,"\u0061":2}"#,
+            r#"{"x":[{"é":1,"\u00e9":2}]}"#,
+            r#"{"😀":1,"\ud83d\ude00":2}"#,
+        ] {
+            assert_eq!(kind(dup), Some(ViolationKind::DuplicateName), "{dup}");
+        }
+        let v = check(br#"{"p":{"a/b~c":{"k":1,"k":2}}}"#).unwrap_err();
+        assert_eq!(v.path(), "/p/a~1b~0c/k");
+        assert_eq!(
+            v.to_string(),
+            "duplicate member name at /p/a~1b~0c/k",
+            "names places, never values"
+        );
+        let v = check(br#"[0, 1, {"n": 9007199254740993}]"#).unwrap_err();
+        assert_eq!(v.path(), "/2/n");
+    }
+
+    #[test]
+    fn anything_not_one_json_value_is_refused() {
+        for bad in [
+            "",
+            "{",
+            "[1,]",
+            "{\"a\" 1}",
+            "01",
+            "1.",
+            "-",
+            "tru",
+            "\"a",
+            "{} {}",
+            "[1 2]",
+            "\"\t\"",
+            "'a'",
+            "\"\\x\"",
+        ] {
+            assert_eq!(kind(bad), Some(ViolationKind::NotJson), "{bad:?}");
+        }
+        assert_eq!(kind(r#""\ud800""#), Some(ViolationKind::LoneSurrogate));
+        assert_eq!(kind(r#""\udc00x""#), Some(ViolationKind::LoneSurrogate));
+        assert_eq!(
+            kind(r#""\ud800\u0041""#),
+            Some(ViolationKind::LoneSurrogate)
+        );
+        assert_eq!(kind(" { \"a\" : [ true , false , null ] } \n"), None);
+    }
+
+    #[test]
+    fn depth_is_bounded() {
+        let ok = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert_eq!(kind(&ok), None);
+        let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        assert_eq!(kind(&deep), Some(ViolationKind::TooDeep));
+        // Far deeper than the limit: refused without recursing further.
+        let very = "[".repeat(1_000_000);
+        assert_eq!(kind(&very), Some(ViolationKind::TooDeep));
+    }
+}
