@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 SUITES=(
     05-deps           # Debian packages the suites need (redis-server for the replay-cache tests)
     10-workspace      # cargo test: core, backends (behaviour suite per backend), std adapter
+    12-package        # cargo package of every library crate: metadata, README and licences shipped, builds from its tarball
     15-spec           # docs/token-format.md and golden vectors checked by independent Python
     20-nostd-build    # core + backends build for thumbv7em-none-eabihf without alloc
     30-firmware-qemu  # gateway firmware checks on Cortex-M4F and Cortex-M3 under QEMU, per backend

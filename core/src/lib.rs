@@ -1,27 +1,18 @@
-//! # mrtr-core
+#![doc = include_str!("../README.md")]
 //!
-//! Sealed, resumable `requestState` for MCP servers (protocol revision 2026-07-28, SEP-2322
-//! Multi-Round-Trip Requests), and subscription-authorization leases. `no_std`, no `alloc`,
-//! no `unsafe`: everything runs on fixed buffers, on microcontrollers and servers alike.
+//! ## Map of the crate
 //!
-//! When a `tools/call`, `prompts/get` or `resources/read` handler needs input, the server
-//! answers `resultType: "input_required"` with a `requestState` string, and the client retries
-//! with that string. The string is a bearer credential and attacker input. mrtr
-//!
-//! * **seals** the paused state with an AEAD ([`cipher::Cipher`], provided by a backend crate:
-//!   `mrtr-aes-gcm` or `mrtr-chacha20poly1305`), bound to the method, protocol version,
-//!   target, key id and caller ([`Binding`], [`Principal`]) and to a digest of the arguments;
-//! * bounds each token's lifetime (TTL, injected [`Clock`]) and the depth of a resume chain
-//!   (max rounds), and optionally enforces single use ([`replay::ReplayCache`]);
-//! * rotates keys by key id ([`key::KeyRing`]): no trial decryption;
-//! * never panics or allocates on untrusted input: every bad token gets the same uniform
-//!   [`Rejection`] on the wire, with the precise [`Reason`] kept for the server's logs.
-//!
-//! Start at [`Mrtr`]. The byte format is in [`token`] and [`state`], and specified in full in
-//! `docs/token-format.md`.
-//!
-//! ## Features
-//! * `defmt`: derive `defmt::Format` for public, non-secret types (firmware logging).
+//! * [`Mrtr`] (built with [`Mrtr::builder`]): [`Mrtr::pause`] seals, [`Mrtr::resume`] opens
+//!   and checks, [`Mrtr::verify`] checks without recording in the replay cache.
+//! * What a token is bound to: [`Binding`], [`Principal`], [`ArgsDigest`].
+//! * Keys: [`key::SecretKey`], [`key::Key`], [`key::KeyRing`]; the AEAD seam:
+//!   [`cipher::Cipher`].
+//! * Time: [`Clock`], [`ManualClock`]; single use: [`replay::ReplayCache`],
+//!   [`replay::ReplaySet`], [`replay::SharedReplaySet`].
+//! * Outcomes: [`Sealed`], [`Resumed`], [`Rejection`] with its [`Reason`] and [`WireError`],
+//!   [`SealError`], [`ConfigError`].
+//! * Bytes: [`TokenBuf`] and [`token_len_for`]; the format in [`token`] and [`state`].
+//! * Subscriptions: [`lease`].
 
 #![no_std]
 #![forbid(unsafe_code)]

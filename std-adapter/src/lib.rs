@@ -1,87 +1,16 @@
-//! # mrtr-std
+#![doc = include_str!("../README.md")]
 //!
-//! The std adapter for hosted MCP servers: everything around [`mrtr_core`].
+//! ## Map of the crate
 //!
-//! * [`clock`]: wall-clock, monotonic and manual clocks;
-//! * [`rng`]: the OS CSPRNG ([`OsRng`]) for [`mrtr_core::Mrtr::pause`];
-//! * [`keys`]: key rings from `MRTR_KEYS` / `MRTR_KEYS_FILE`, or an ephemeral key;
-//! * [`replay_mem`]: a concurrent, bounded in-process replay cache;
-//! * [`replay_redis`] (feature `redis`, on by default): a Redis replay cache shared by nodes;
-//! * [`jcs`]: RFC 8785 canonical JSON and the argument digest;
-//! * [`jsonrpc`] and [`engine`]: from request params to `Fresh` / `Resumed` / a JSON-RPC
-//!   error, and the `input_required` result, sync or async; [`engine::AnyEngine`] with the
-//!   AEAD chosen at run time and [`replay::AnyReplayCache`] with the replay store chosen at
-//!   run time;
-//! * [`subscription`]: the subscription authorizer runtime.
-//!
-//! ## A handler that pauses and resumes
-//!
-//! ```
-//! use mrtr_std::core::{Mrtr, Principal};
-//! use mrtr_std::engine::{Engine, Step};
-//! use mrtr_std::jsonrpc::ResumeRequest;
-//! use mrtr_std::keys::KeyConfig;
-//! use mrtr_std::replay_mem::MemoryReplayCache;
-//! use mrtr_std::{Aes256Gcm, SystemClock};
-//! use serde_json::{Value, json};
-//!
-//! // Startup: keys from the environment form (normally `KeyConfig::from_env()`).
-//! let keys = KeyConfig::parse_env("current=k1; k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")?;
-//! let mrtr = Mrtr::builder(keys.into_ring::<Aes256Gcm, 4>()?, SystemClock).build()?;
-//! let engine = Engine::new(mrtr, MemoryReplayCache::new(100_000));
-//!
-//! /// `tools/call` for a tool that asks the user which date to book.
-//! fn call_tool(
-//!     engine: &Engine<Aes256Gcm, MemoryReplayCache>,
-//!     params: &Value,
-//!     who: Principal<'_>,
-//! ) -> Result<Value, Value> {
-//!     let req = ResumeRequest::from_params("tools/call", params, who)
-//!         .map_err(|e| e.to_value())?
-//!         .expect("tools/call can pause");
-//!     let step = engine.resume(&req).map_err(|e| e.to_value())?;
-//!     match (&step, params.pointer("/inputResponses/date/content/date")) {
-//!         // Resumed with the answer: finish the call.
-//!         (Step::Resumed(r), Some(date)) => {
-//!             assert_eq!(r.continuation(), b"awaiting date");
-//!             Ok(json!({"resultType": "complete",
-//!                       "content": [{"type": "text", "text": format!("booked for {date}")}]}))
-//!         }
-//!         // Fresh call (or no answer yet): ask, and seal where we are.
-//!         _ => engine
-//!             .input_required(&req, step.next_round(), b"awaiting date", Some(json!({
-//!                 "date": {"method": "elicitation/create", "params": {
-//!                     "message": "Which date?",
-//!                     "requestedSchema": {"type": "object",
-//!                                         "properties": {"date": {"type": "string"}}}}}
-//!             })))
-//!             .map_err(|e| json!({"code": -32603, "message": e.to_string()})),
-//!     }
-//! }
-//!
-//! let who = Principal::User { issuer: "https://idp.example", subject: "alice" };
-//! let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
-//!
-//! // Round 1: the client calls the tool; the server asks for input.
-//! let first = json!({"name": "book_table", "arguments": {"party": 4}, "_meta": meta});
-//! let paused = call_tool(&engine, &first, who).expect("input_required");
-//! assert_eq!(paused["resultType"], "input_required");
-//! let state = paused["requestState"].as_str().unwrap().to_owned();
-//!
-//! // Round 2: the client retries with the answer and the state, byte for byte.
-//! let retry = json!({"name": "book_table", "arguments": {"party": 4}, "_meta": meta,
-//!                    "inputResponses": {"date": {"action": "accept",
-//!                                                "content": {"date": "2026-12-24"}}},
-//!                    "requestState": state});
-//! let done = call_tool(&engine, &retry, who).expect("complete");
-//! assert_eq!(done["content"][0]["text"], "booked for \"2026-12-24\"");
-//!
-//! // The same state again is a replay: the uniform JSON-RPC error.
-//! let err = call_tool(&engine, &retry, who).unwrap_err();
-//! assert_eq!(err, json!({"code": -32602, "message": "Invalid or expired requestState",
-//!                        "data": {"reason": "invalid_request_state"}}));
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+//! * [`clock`] ([`SystemClock`]), [`rng`] ([`OsRng`]), [`keys`] ([`keys::KeyConfig`]);
+//! * [`engine`]: [`engine::Engine`], [`engine::AnyEngine`], [`engine::Step`];
+//!   [`jsonrpc`]: [`jsonrpc::ResumeRequest`]; [`jcs`];
+//! * replay caches: [`replay`] ([`replay::AnyReplayCache`]), [`replay_mem`]
+//!   ([`replay_mem::MemoryReplayCache`]), `replay_redis` and `replay_redis_sync` (feature
+//!   `redis`);
+//! * [`subscription`]: the authorizer runtime;
+//! * [`core`]: mrtr-core itself, re-exported, with the backends' ciphers
+//!   ([`Aes256Gcm`], [`ChaCha20Poly1305`], [`XChaCha20Poly1305`]) and [`Algorithm`].
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
