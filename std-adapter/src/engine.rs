@@ -525,13 +525,13 @@ impl From<ConfigError> for EngineConfigError {
 ///
 /// // Per request, as with `Engine`.
 /// let req = ResumeRequest::with_map_arguments(Method::ToolsCall, "2026-07-28", "book_table",
-///     None, RequestState::Absent, Principal::Anonymous)?;
+///     None, RequestState::Absent, Principal::Anonymous);
 /// let step = engine.resume(&req)?;
 /// assert!(matches!(step, Step::Fresh));
 /// let token = engine.pause(&req, step.next_round(), b"awaiting date")?;
 ///
 /// let retry = ResumeRequest::with_map_arguments(Method::ToolsCall, "2026-07-28", "book_table",
-///     None, RequestState::Token(&token), Principal::Anonymous)?;
+///     None, RequestState::Token(&token), Principal::Anonymous);
 /// let Step::Resumed(r) = engine.resume(&retry)? else { panic!("not resumed") };
 /// assert_eq!(r.continuation(), b"awaiting date");
 /// assert!(engine.resume(&retry).is_err()); // single use
