@@ -54,7 +54,9 @@ pub enum Reason {
     ReplayStoreFull,
     /// The replay cache could not be reached or answered an error (fail closed).
     ReplayStoreUnavailable,
-    /// The request's method, protocol version, target or principal cannot be bound at all.
+    /// The request's method, protocol version, target or principal cannot be bound at all,
+    /// or its associated data exceeds the engine's AAD capacity
+    /// ([`crate::Builder::aad_capacity`]).
     InvalidBinding,
 }
 
