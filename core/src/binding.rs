@@ -29,11 +29,75 @@ pub const MAX_TARGET_LEN: usize = 1024;
 /// Longest principal issuer or subject, in bytes.
 pub const MAX_PRINCIPAL_FIELD_LEN: usize = 255;
 
-const MAX_PRINCIPAL_LEN: usize = 1 + 2 * (2 + MAX_PRINCIPAL_FIELD_LEN);
+/// Limits on each field of a binding, whose sum (plus the longest token header and the
+/// separators) sizes an associated-data buffer: [`AadLimits::capacity`].
+///
+/// [`Binding::new`] always enforces [`AadLimits::DEFAULT`]. An engine built with a smaller
+/// AAD capacity ([`crate::Builder::aad_capacity`]) refuses, as a whole, any binding whose
+/// associated data would not fit ([`Binding::aad_len`]); sizing that capacity from the
+/// fields a deployment really sees keeps the buffer, and the stack of a seal or a resume,
+/// small on a microcontroller:
+///
+/// ```
+/// use mrtr_core::binding::{AadLimits, MAX_AAD_LEN};
+/// // A gateway whose tool names and principal fields stay within 64 bytes.
+/// const GATEWAY: usize =
+///     AadLimits { target: 64, principal_field: 64, ..AadLimits::DEFAULT }.capacity();
+/// assert_eq!(GATEWAY, 282);
+/// assert_eq!(AadLimits::DEFAULT.capacity(), MAX_AAD_LEN);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct AadLimits {
+    /// Longest JSON-RPC method, in bytes.
+    pub method: usize,
+    /// Longest protocol version, in bytes.
+    pub protocol_version: usize,
+    /// Longest target, in bytes.
+    pub target: usize,
+    /// Longest principal issuer, and longest subject, in bytes (each).
+    pub principal_field: usize,
+}
 
-/// Capacity of the associated-data buffer: the longest AAD any valid binding produces.
-pub const MAX_AAD_LEN: usize =
-    MAX_HEADER_LEN + MAX_PRINCIPAL_LEN + MAX_METHOD_LEN + 1 + MAX_VERSION_LEN + 1 + MAX_TARGET_LEN;
+impl AadLimits {
+    /// The limits [`Binding::new`] enforces: method 32, protocol version 32, target 1,024,
+    /// issuer and subject 255 bytes each.
+    pub const DEFAULT: Self = Self {
+        method: MAX_METHOD_LEN,
+        protocol_version: MAX_VERSION_LEN,
+        target: MAX_TARGET_LEN,
+        principal_field: MAX_PRINCIPAL_FIELD_LEN,
+    };
+
+    /// The longest associated data a binding within these limits produces, with the longest
+    /// token header: the AAD capacity that holds every such binding.
+    pub const fn capacity(self) -> usize {
+        aad_len(
+            self.method,
+            self.protocol_version,
+            self.target,
+            principal_len(Some((self.principal_field, self.principal_field))),
+        )
+    }
+}
+
+/// Length of the associated data for fields of these lengths, where `principal` is the
+/// length of the encoded principal, with the longest token header.
+const fn aad_len(method: usize, protocol_version: usize, target: usize, principal: usize) -> usize {
+    MAX_HEADER_LEN + principal + method + 1 + protocol_version + 1 + target
+}
+
+/// Length of an encoded principal: `0x00`, or `0x01` and two length-prefixed fields.
+const fn principal_len(fields: Option<(usize, usize)>) -> usize {
+    match fields {
+        None => 1,
+        Some((issuer, subject)) => 1 + 2 + issuer + 2 + subject,
+    }
+}
+
+/// The default capacity of the associated-data buffer: the longest AAD any valid binding
+/// produces ([`AadLimits::DEFAULT`]`.capacity()`, 1,624 bytes). Hosts use it.
+pub const MAX_AAD_LEN: usize = AadLimits::DEFAULT.capacity();
 
 /// The caller a token belongs to.
 ///
@@ -68,6 +132,7 @@ impl fmt::Debug for Principal<'_> {
 /// Why a binding was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum BindingError {
     /// The method is empty.
     EmptyMethod,
@@ -81,6 +146,9 @@ pub enum BindingError {
     TargetTooLong,
     /// The issuer or subject is longer than [`MAX_PRINCIPAL_FIELD_LEN`].
     PrincipalTooLong,
+    /// Valid, but its associated data is longer than the engine's AAD capacity (a
+    /// compile-time parameter, see [`AadLimits`]).
+    ExceedsAadCapacity,
 }
 
 impl fmt::Display for BindingError {
@@ -92,6 +160,7 @@ impl fmt::Display for BindingError {
             Self::VersionTooLong => "protocol version is longer than 32 bytes",
             Self::TargetTooLong => "target is longer than 1024 bytes",
             Self::PrincipalTooLong => "issuer or subject is longer than 255 bytes",
+            Self::ExceedsAadCapacity => "binding does not fit the engine's AAD capacity",
         })
     }
 }
@@ -101,7 +170,7 @@ impl core::error::Error for BindingError {}
 /// The request a token is bound to: method, protocol version, target and principal.
 ///
 /// Built with [`Binding::new`], which validates every field, so a `Binding` always fits the
-/// associated-data buffer.
+/// default associated-data buffer ([`MAX_AAD_LEN`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Binding<'a> {
     method: &'a str,
@@ -165,27 +234,45 @@ impl<'a> Binding<'a> {
     pub fn principal(&self) -> Principal<'a> {
         self.principal
     }
+
+    /// Length of the associated data this binding produces with the longest token header:
+    /// an engine of AAD capacity `A` accepts it when `aad_len() <= A`.
+    pub fn aad_len(&self) -> usize {
+        let principal = match self.principal {
+            Principal::Anonymous => None,
+            Principal::User { issuer, subject } => Some((issuer.len(), subject.len())),
+        };
+        aad_len(
+            self.method.len(),
+            self.protocol_version.len(),
+            self.target.len(),
+            principal_len(principal),
+        )
+    }
 }
 
-/// A filled associated-data buffer.
-pub struct Aad {
-    buf: [u8; MAX_AAD_LEN],
+/// A filled associated-data buffer of `CAP` bytes (default [`MAX_AAD_LEN`]).
+///
+/// The capacity is a compile-time parameter so that a microcontroller can size the buffer
+/// (which lives on the stack during a seal or a resume) for the bindings it really serves,
+/// from an [`AadLimits`]; hosts keep the default, which holds every valid binding.
+pub struct Aad<const CAP: usize = MAX_AAD_LEN> {
+    buf: [u8; CAP],
     len: usize,
 }
 
 impl Aad {
-    /// An empty buffer, to be filled in place with [`Aad::fill`].
+    /// An empty buffer of the default capacity, to be filled in place with [`Aad::fill`].
     ///
     /// The buffer is large (about 1.6 KiB): on small stacks, keep one `Aad` in place and fill
-    /// it rather than moving built values around (each move can cost a stack copy).
+    /// it rather than moving built values around (each move can cost a stack copy), or use a
+    /// smaller capacity ([`Aad::empty`]).
     pub const fn new() -> Self {
-        Self {
-            buf: [0; MAX_AAD_LEN],
-            len: 0,
-        }
+        Self::empty()
     }
 
-    /// Builds the canonical associated data for a token header and a binding.
+    /// Builds the canonical associated data for a token header and a binding, at the default
+    /// capacity.
     ///
     /// Returns `None` only if `header` is longer than a valid header can be.
     pub fn build(header: &[u8], binding: &Binding<'_>) -> Option<Self> {
@@ -193,16 +280,33 @@ impl Aad {
         aad.fill(header, binding)?;
         Some(aad)
     }
+}
+
+impl<const CAP: usize> Aad<CAP> {
+    /// An empty buffer of capacity `CAP`: `Aad::<256>::empty()`.
+    pub const fn empty() -> Self {
+        Self {
+            buf: [0; CAP],
+            len: 0,
+        }
+    }
+
+    /// The buffer's capacity in bytes.
+    pub const fn capacity(&self) -> usize {
+        CAP
+    }
 
     /// Replaces the contents with the canonical associated data for `header` and `binding`,
     /// in place, and returns the bytes.
     ///
-    /// Returns `None` only if `header` is longer than a valid header can be.
+    /// Returns `None`, leaving the buffer empty, if `header` is longer than a valid header can
+    /// be or the associated data does not fit `CAP` bytes.
     pub fn fill(&mut self, header: &[u8], binding: &Binding<'_>) -> Option<&[u8]> {
-        if header.len() > MAX_HEADER_LEN {
+        self.len = 0;
+        let needed = binding.aad_len() - MAX_HEADER_LEN + header.len();
+        if header.len() > MAX_HEADER_LEN || needed > CAP {
             return None;
         }
-        self.len = 0;
         self.put(header);
         match binding.principal {
             Principal::Anonymous => self.put(&[0x00]),
@@ -225,8 +329,8 @@ impl Aad {
         &self.buf[..self.len]
     }
 
-    // Binding::new bounds every field, so the sum always fits MAX_AAD_LEN; `get_mut` keeps
-    // that an invariant rather than a panic site.
+    // `fill` checked the total against CAP first, so every piece fits; `get_mut` keeps that
+    // an invariant rather than a panic site.
     fn put(&mut self, bytes: &[u8]) {
         if let Some(dst) = self.buf.get_mut(self.len..self.len + bytes.len()) {
             dst.copy_from_slice(bytes);
@@ -241,16 +345,17 @@ impl Aad {
     }
 }
 
-impl Default for Aad {
+impl<const CAP: usize> Default for Aad<CAP> {
     fn default() -> Self {
-        Self::new()
+        Self::empty()
     }
 }
 
-impl fmt::Debug for Aad {
+impl<const CAP: usize> fmt::Debug for Aad<CAP> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Aad")
             .field("len", &self.len)
+            .field("capacity", &CAP)
             .finish_non_exhaustive()
     }
 }

@@ -2,6 +2,8 @@
 //!
 //! Resume checks run in this order, and the first failure wins:
 //!
+//! 0. **binding**: the request's associated data must fit the engine's AAD capacity
+//!    ([`Builder::aad_capacity`]; always true at the default capacity) → `invalid_binding`;
 //! 1. **length**: longer than the token buffer → rejected before any decoding;
 //! 2. **unseal**: base64url, header, exact key-id lookup, AEAD open against the canonical
 //!    associated data (binding method, protocol version, target, principal and key id), state
@@ -17,7 +19,7 @@ use rand_core::TryCryptoRng;
 use subtle::ConstantTimeEq;
 
 use crate::b64;
-use crate::binding::{Aad, Binding};
+use crate::binding::{Aad, Binding, BindingError, MAX_AAD_LEN};
 use crate::cipher::{Cipher, MAX_NONCE_LEN, TAG_LEN};
 use crate::clock::Clock;
 use crate::error::{ConfigError, ErrorDetail, Reason, Rejection, SealError};
@@ -49,7 +51,7 @@ impl Round {
 
 /// Builds an [`Mrtr`]; see [`Mrtr::builder`].
 #[must_use]
-pub struct Builder<C, Clk, R, const K: usize> {
+pub struct Builder<C, Clk, R, const K: usize, const A: usize = MAX_AAD_LEN> {
     keys: KeyRing<C, K>,
     clock: Clk,
     replay: R,
@@ -58,7 +60,9 @@ pub struct Builder<C, Clk, R, const K: usize> {
     detail: ErrorDetail,
 }
 
-impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Builder<C, Clk, R, K> {
+impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize>
+    Builder<C, Clk, R, K, A>
+{
     /// Token lifetime in ms; must be > 0. Default [`DEFAULT_TTL_MS`].
     pub fn ttl_ms(mut self, ttl_ms: u64) -> Self {
         self.ttl_ms = ttl_ms;
@@ -72,11 +76,44 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Builder<C, Clk, R, K
     }
 
     /// Enforce single use with `replay`. Default: none (tokens are multi-use within the TTL).
-    pub fn replay_cache<R2: ReplayCache>(self, replay: R2) -> Builder<C, Clk, R2, K> {
+    pub fn replay_cache<R2: ReplayCache>(self, replay: R2) -> Builder<C, Clk, R2, K, A> {
         Builder {
             keys: self.keys,
             clock: self.clock,
             replay,
+            ttl_ms: self.ttl_ms,
+            max_rounds: self.max_rounds,
+            detail: self.detail,
+        }
+    }
+
+    /// Sizes the associated-data buffer that [`Mrtr::pause`] and [`Mrtr::resume`] keep on the
+    /// stack: `A2` bytes instead of the default [`MAX_AAD_LEN`] (1,624), typically
+    /// [`AadLimits::capacity`](crate::binding::AadLimits::capacity) of the fields the
+    /// deployment serves. A binding whose [`Binding::aad_len`] exceeds `A2` is refused as a
+    /// whole: pausing it fails with [`BindingError::ExceedsAadCapacity`], resuming it with
+    /// [`Reason::InvalidBinding`]. The tokens are the same bytes as with any other capacity.
+    ///
+    /// ```
+    /// use mrtr_core::binding::AadLimits;
+    /// use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
+    /// use mrtr_core::{ManualClock, Mrtr};
+    /// use mrtr_aes_gcm::Aes256Gcm;
+    ///
+    /// const AAD: usize = AadLimits { target: 64, principal_field: 64, ..AadLimits::DEFAULT }
+    ///     .capacity();
+    /// let ring: KeyRing<Aes256Gcm, 1> =
+    ///     KeyRing::new(Key::new(KeyId::new("k1")?, SecretKey::from_bytes([7; 32])));
+    /// let clock = ManualClock::new(1_000_000);
+    /// let mrtr = Mrtr::builder(ring, &clock).aad_capacity::<AAD>().build()?;
+    /// assert_eq!(mrtr.aad_capacity(), 282);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn aad_capacity<const A2: usize>(self) -> Builder<C, Clk, R, K, A2> {
+        Builder {
+            keys: self.keys,
+            clock: self.clock,
+            replay: self.replay,
             ttl_ms: self.ttl_ms,
             max_rounds: self.max_rounds,
             detail: self.detail,
@@ -90,7 +127,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Builder<C, Clk, R, K
     }
 
     /// Validates and freezes the configuration.
-    pub fn build(self) -> Result<Mrtr<C, Clk, R, K>, ConfigError> {
+    pub fn build(self) -> Result<Mrtr<C, Clk, R, K, A>, ConfigError> {
         if self.ttl_ms == 0 {
             return Err(ConfigError::ZeroTtl);
         }
@@ -152,7 +189,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Builder<C, Clk, R, K
 /// assert!(mrtr.resume(&token, &theirs, &args, &mut buf).is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct Mrtr<C, Clk, R = NoReplayCache, const K: usize = 4> {
+pub struct Mrtr<C, Clk, R = NoReplayCache, const K: usize = 4, const A: usize = MAX_AAD_LEN> {
     keys: KeyRing<C, K>,
     clock: Clk,
     replay: R,
@@ -176,7 +213,12 @@ impl<C: Cipher, Clk: Clock, const K: usize> Mrtr<C, Clk, NoReplayCache, K> {
     }
 }
 
-impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
+impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr<C, Clk, R, K, A> {
+    /// Capacity of the associated-data buffer, in bytes (see [`Builder::aad_capacity`]).
+    pub const fn aad_capacity(&self) -> usize {
+        A
+    }
+
     /// Token lifetime in ms.
     pub fn ttl_ms(&self) -> u64 {
         self.ttl_ms
@@ -242,6 +284,9 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
         if round.0 >= self.max_rounds {
             return Err(SealError::RoundsExhausted);
         }
+        if binding.aad_len() > A {
+            return Err(SealError::Binding(BindingError::ExceedsAadCapacity));
+        }
         let now = self.clock.now_ms();
         let expires_at = now
             .checked_add(self.ttl_ms)
@@ -283,7 +328,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
         header[field::KEY_ID_LEN] = kid.len() as u8;
         header[field::KEY_ID..].copy_from_slice(kid);
         nonce.copy_from_slice(&random[TOKEN_ID_LEN..]);
-        let mut aad = Aad::new();
+        let mut aad = Aad::<A>::empty();
         let sealed = match (state.write(body), aad.fill(header, binding)) {
             (Some(()), Some(aad)) => key
                 .cipher()
@@ -360,6 +405,10 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
         buf: &mut TokenBuf<N>,
         now: u64,
     ) -> Result<core::ops::Range<usize>, Rejection> {
+        if binding.aad_len() > A {
+            buf.wipe();
+            return Err(self.reject(Reason::InvalidBinding));
+        }
         let result = self.open(token, binding, buf).and_then(|range| {
             let view = StateView::new_checked(&buf.bytes[range.clone()]).ok_or(Reason::BadState)?;
             self.check_state(&view, binding, args, now).map(|()| range)
@@ -412,8 +461,9 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
             .keys
             .find(&header[field::KEY_ID..])
             .ok_or(Reason::UnknownKey)?;
-        let mut aad = Aad::new();
-        let aad = aad.fill(header, binding).ok_or(Reason::Malformed)?;
+        let mut aad = Aad::<A>::empty();
+        // Fits: `checked` refused bindings longer than A, and the header length was checked.
+        let aad = aad.fill(header, binding).ok_or(Reason::InvalidBinding)?;
         let (nonce, rest) = rest.split_at_mut(nonce_len);
         let (body, tag) = rest.split_at_mut(rest.len() - TAG_LEN);
         let tag: &[u8; TAG_LEN] = (&*tag).try_into().map_err(|_| Reason::Malformed)?;
@@ -447,7 +497,9 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
     }
 }
 
-impl<C, Clk, R: core::fmt::Debug, const K: usize> core::fmt::Debug for Mrtr<C, Clk, R, K> {
+impl<C, Clk, R: core::fmt::Debug, const K: usize, const A: usize> core::fmt::Debug
+    for Mrtr<C, Clk, R, K, A>
+{
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Mrtr")
             .field("keys", &self.keys)
@@ -455,6 +507,7 @@ impl<C, Clk, R: core::fmt::Debug, const K: usize> core::fmt::Debug for Mrtr<C, C
             .field("max_rounds", &self.max_rounds)
             .field("replay", &self.replay)
             .field("detail", &self.detail)
+            .field("aad_capacity", &A)
             .finish_non_exhaustive()
     }
 }

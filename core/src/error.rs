@@ -56,7 +56,9 @@ pub enum Reason {
     ReplayStoreFull,
     /// The replay cache could not be reached or answered an error (fail closed).
     ReplayStoreUnavailable,
-    /// The request's method, protocol version, target or principal cannot be bound at all.
+    /// The request's method, protocol version, target or principal cannot be bound at all,
+    /// or its associated data exceeds the engine's AAD capacity
+    /// ([`crate::Builder::aad_capacity`]).
     InvalidBinding,
     /// The request's arguments cannot be bound: they are not I-JSON (a duplicate member
     /// name, or a number whose value a double does not carry exactly) or are nested too deep

@@ -6,9 +6,12 @@
 //! non-committing AEADs (GCM, Poly1305) trial decryption would open a partitioning oracle.
 
 use core::fmt;
-use core::sync::atomic::{AtomicU32, Ordering};
 
 use heapless::Vec;
+// Native atomics where the target has compare-and-swap (every host: lock-free, no global
+// lock per seal); a `critical-section` fallback only where it has none (Cortex-M0/M0+,
+// RISC-V rv32imc). See `Key`'s seal counter.
+use portable_atomic::{AtomicU32, Ordering};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::cipher::{Algorithm, Cipher};
@@ -148,6 +151,13 @@ impl fmt::Display for KeyError {
 impl core::error::Error for KeyError {}
 
 /// One key of a ring: its id, its cipher (key schedule) and how many times it has sealed.
+///
+/// The seal counter is a `portable_atomic::AtomicU32`. On targets with compare-and-swap
+/// (x86-64, AArch64, Cortex-M3 and up, RISC-V with the A extension) it is the native
+/// lock-free atomic, so concurrent seals on a multi-threaded server never share a lock. On
+/// targets without CAS (Cortex-M0/M0+ `thumbv6m`, RISC-V `rv32imc`) the read-modify-write runs
+/// inside a `critical-section`, which the firmware provides (for example `cortex-m`'s or
+/// `riscv`'s single-hart implementation).
 pub struct Key<C> {
     id: KeyId,
     cipher: C,
@@ -286,5 +296,111 @@ impl<C, const K: usize> fmt::Debug for KeyRing<C, K> {
             .field("keys", &self.keys.len())
             .field("seal_limit", &self.seal_limit)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use std::vec::Vec;
+
+    use super::*;
+
+    /// A cipher that does nothing: these tests only count seals.
+    struct Null;
+
+    impl Cipher for Null {
+        const ALGORITHM: Algorithm = Algorithm::Aes256Gcm;
+
+        fn new(_: &SecretKey) -> Self {
+            Null
+        }
+
+        fn seal_in_place(
+            &self,
+            _: &[u8],
+            _: &[u8],
+            _: &mut [u8],
+        ) -> Result<[u8; crate::cipher::TAG_LEN], crate::cipher::CryptoError> {
+            Err(crate::cipher::CryptoError)
+        }
+
+        fn open_in_place(
+            &self,
+            _: &[u8],
+            _: &[u8],
+            _: &mut [u8],
+            _: &[u8; crate::cipher::TAG_LEN],
+        ) -> Result<(), crate::cipher::CryptoError> {
+            Err(crate::cipher::CryptoError)
+        }
+    }
+
+    fn key(used: u32) -> Key<Null> {
+        Key::with_seals_used(
+            KeyId::new("k").unwrap(),
+            SecretKey::from_bytes([0; 32]),
+            used,
+        )
+    }
+
+    #[cfg(target_has_atomic = "32")]
+    #[test]
+    fn hosts_count_seals_with_native_lock_free_atomics() {
+        // The counter must not fall back to a critical section (a global lock under std)
+        // where the target has compare-and-swap.
+        assert!(AtomicU32::is_always_lock_free());
+        assert!(AtomicU32::is_lock_free());
+    }
+
+    #[test]
+    fn the_budget_ends_exactly_at_the_limit() {
+        let k = key(0);
+        assert!((0..5).all(|_| k.take_seal(5).is_some()));
+        assert_eq!(k.take_seal(5), None);
+        assert_eq!(k.seals_used(), 5, "a refused seal is not counted");
+        let nearly = key(u32::MAX - 1);
+        assert!(nearly.take_seal(u32::MAX).is_some());
+        assert_eq!(nearly.take_seal(u32::MAX), None, "no wrap past u32::MAX");
+        assert_eq!(nearly.seals_used(), u32::MAX);
+    }
+
+    #[test]
+    fn concurrent_seals_are_counted_exactly() {
+        const THREADS: u32 = 8;
+        const EACH: u32 = 5_000;
+        let k = key(0);
+        let taken: Vec<u32> = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    s.spawn(|| {
+                        (0..EACH)
+                            .filter(|_| k.take_seal(u32::MAX).is_some())
+                            .count()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().unwrap() as u32)
+                .collect()
+        });
+        assert_eq!(taken, [EACH; THREADS as usize]);
+        assert_eq!(k.seals_used(), THREADS * EACH);
+    }
+
+    #[test]
+    fn concurrent_seals_never_overrun_the_budget() {
+        const LIMIT: u32 = 12_345;
+        let k = key(0);
+        let taken: usize = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| (0..5_000).filter(|_| k.take_seal(LIMIT).is_some()).count()))
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).sum()
+        });
+        assert_eq!(taken, LIMIT as usize);
+        assert_eq!(k.seals_used(), LIMIT);
     }
 }

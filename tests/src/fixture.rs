@@ -95,8 +95,8 @@ pub fn call() -> Binding<'static> {
 }
 
 /// Seals into a fresh buffer and returns the token text; panics if the pause fails.
-pub fn seal<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize>(
-    mrtr: &Mrtr<C, Clk, R, K>,
+pub fn seal<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize>(
+    mrtr: &Mrtr<C, Clk, R, K, A>,
     round: Round,
     binding: &Binding<'_>,
     args: &ArgsDigest,
@@ -111,8 +111,8 @@ pub fn seal<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize>(
 }
 
 /// Seals a first-round token for [`call`] with [`ARGS`].
-pub fn first<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize>(
-    mrtr: &Mrtr<C, Clk, R, K>,
+pub fn first<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize>(
+    mrtr: &Mrtr<C, Clk, R, K, A>,
     rng: &mut SeqRng,
 ) -> String {
     seal(mrtr, Round::FIRST, &call(), &ARGS, b"step=date", rng)
@@ -138,8 +138,8 @@ pub struct Opened {
 }
 
 /// Runs [`Mrtr::resume`] with a fresh [`Buf`].
-pub fn resume<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize>(
-    mrtr: &Mrtr<C, Clk, R, K>,
+pub fn resume<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize>(
+    mrtr: &Mrtr<C, Clk, R, K, A>,
     token: &str,
     binding: &Binding<'_>,
     args: &ArgsDigest,
@@ -157,8 +157,8 @@ pub fn resume<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize>(
 }
 
 /// The reason a resume is rejected; fails the test if it is accepted.
-pub fn rejected<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize>(
-    mrtr: &Mrtr<C, Clk, R, K>,
+pub fn rejected<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize>(
+    mrtr: &Mrtr<C, Clk, R, K, A>,
     token: &str,
     binding: &Binding<'_>,
     args: &ArgsDigest,

@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 
 use mrtr_core::binding::{
-    Aad, MAX_AAD_LEN, MAX_METHOD_LEN, MAX_PRINCIPAL_FIELD_LEN, MAX_TARGET_LEN, MAX_VERSION_LEN,
+    Aad, AadLimits, MAX_AAD_LEN, MAX_METHOD_LEN, MAX_PRINCIPAL_FIELD_LEN, MAX_TARGET_LEN,
+    MAX_VERSION_LEN,
 };
 use mrtr_core::token::MAX_HEADER_LEN;
 use mrtr_core::{Binding, BindingError, Principal};
@@ -213,6 +214,74 @@ proptest! {
     fn arbitrary_distinct_tuples_differ(a in tuples(), b in tuples()) {
         prop_assert_eq!(a == b, a.aad() == b.aad());
     }
+
+    /// `Binding::aad_len` is the AAD's length with the longest header, and an `Aad` takes a
+    /// binding exactly when its capacity holds the bytes.
+    #[test]
+    fn aad_len_predicts_the_length(t in tuples()) {
+        let b = t.binding();
+        let aad = t.aad();
+        prop_assert_eq!(b.aad_len(), aad.len() - t.header.len() + MAX_HEADER_LEN);
+        let mut large = Aad::<512>::empty();
+        prop_assert_eq!(large.fill(&t.header, &b).map(<[u8]>::to_vec), Some(aad.clone()));
+        // 64 bytes: some tuples fit, others do not; a refusal leaves the buffer empty.
+        let mut tight = Aad::<64>::empty();
+        let got = tight.fill(&t.header, &b).map(<[u8]>::to_vec);
+        prop_assert_eq!(got, (aad.len() <= 64).then(|| aad.clone()));
+        prop_assert_eq!(tight.as_bytes().len(), if aad.len() <= 64 { aad.len() } else { 0 });
+    }
+}
+
+#[test]
+fn the_capacity_is_the_sum_of_the_field_limits() {
+    assert_eq!(AadLimits::DEFAULT.capacity(), MAX_AAD_LEN);
+    assert_eq!(MAX_AAD_LEN, 1624, "hosts keep the 1 KiB-target capacity");
+    let gateway = AadLimits {
+        target: 64,
+        principal_field: 64,
+        ..AadLimits::DEFAULT
+    };
+    // header 19, principal 1 + 2 x (2 + 64), method 32 + NUL, version 32 + NUL, target 64.
+    assert_eq!(gateway.capacity(), 19 + 133 + 33 + 33 + 64);
+    let anon_minimal = AadLimits {
+        method: 1,
+        protocol_version: 0,
+        target: 0,
+        principal_field: 0,
+    };
+    assert_eq!(anon_minimal.capacity(), 19 + 5 + 1 + 1 + 1);
+}
+
+#[test]
+fn an_aad_too_small_for_the_binding_refuses_it_and_stays_empty() {
+    let h = header(1, "k1");
+    let b = Binding::new(
+        "tools/call",
+        "2026-07-28",
+        "book_table",
+        Principal::Anonymous,
+    )
+    .unwrap();
+    let need = h.len() + 1 + "tools/call".len() + 1 + "2026-07-28".len() + 1 + "book_table".len();
+    let mut fits: Aad<38> = Aad::empty();
+    assert_eq!(need, 38);
+    assert_eq!(fits.fill(&h, &b).map(<[u8]>::len), Some(need));
+    let mut small: Aad<37> = Aad::empty();
+    assert_eq!(small.fill(&h, &b), None);
+    assert!(small.as_bytes().is_empty());
+    // A refusal after a success empties the buffer too.
+    let mut reused: Aad<38> = Aad::empty();
+    assert!(reused.fill(&h, &b).is_some());
+    let longer = Binding::new(
+        "tools/call",
+        "2026-07-28",
+        "book_table2",
+        Principal::Anonymous,
+    )
+    .unwrap();
+    assert_eq!(reused.fill(&h, &longer), None);
+    assert!(reused.as_bytes().is_empty());
+    assert_eq!(reused.capacity(), 38);
 }
 
 #[test]

@@ -209,7 +209,39 @@ fn the_seal_limit_holds_across_threads<C: Cipher + Sync>() {
     assert_eq!(mrtr.keys().current().seals_used(), 100);
 }
 
+/// Concurrent seals under no limit: every one succeeds and every one is counted, once.
+fn concurrent_seals_are_counted_exactly<C: Cipher + Sync>() {
+    let mrtr = Mrtr::builder(KeyRing::<C, 4>::new(key("k1", 1)), FixedClock(NOW))
+        .build()
+        .unwrap();
+    let ids: Vec<[u8; 16]> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..4u64)
+            .map(|t| {
+                let mrtr = &mrtr;
+                s.spawn(move || {
+                    let mut rng = SeqRng::new(100 + t);
+                    let mut out = Buf::new();
+                    (0..250)
+                        .map(|_| {
+                            mrtr.pause(Round::FIRST, &call(), &ARGS, b"", &mut rng, &mut out)
+                                .unwrap()
+                                .token_id()
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    assert_eq!(ids.len(), 1000);
+    assert_eq!(mrtr.keys().current().seals_used(), 1000);
+}
+
 mrtr_tests::per_backend!(
+    concurrent_seals_are_counted_exactly,
     the_seal_limit_holds_across_threads,
     an_unknown_key_id_is_rejected,
     the_same_key_id_with_another_secret_is_rejected,

@@ -3,6 +3,7 @@
 
 mod args;
 mod binding;
+mod capacity;
 mod config;
 mod expiry;
 mod keys;
