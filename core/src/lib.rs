@@ -22,6 +22,9 @@
 //!
 //! ## Features
 //! * `defmt`: derive `defmt::Format` for public, non-secret types (firmware logging).
+//! * `simd` (std hosts): base64url by the `base64` crate's runtime-detected SIMD engine
+//!   instead of its portable scalar one ([`b64`]). It links `std` for CPU feature detection;
+//!   core's own code stays free of `unsafe` either way.
 
 #![no_std]
 #![forbid(unsafe_code)]
