@@ -179,7 +179,11 @@ mod tests {
         let mut out = [0u8; 6];
         assert_eq!(decode_into(b"Zm9vYmFy", &mut out), Some(6));
         assert_eq!(&out, b"foobar");
-        assert_eq!(decode_in_place(&mut [b'A'; 4], 5), None, "len beyond the buffer");
+        assert_eq!(
+            decode_in_place(&mut [b'A'; 4], 5),
+            None,
+            "len beyond the buffer"
+        );
     }
 
     /// A reference written from RFC 4648 alone, bit by bit, to check the multi-step paths.

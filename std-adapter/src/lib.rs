@@ -4,6 +4,7 @@
 //!
 //! * [`clock`]: wall-clock, monotonic and manual clocks;
 //! * [`rng`]: the OS CSPRNG ([`OsRng`]) for [`mrtr_core::Mrtr::pause`];
+//! * [`rng_fast`]: a reseeding, fork-aware userspace CSPRNG, for AES-256-GCM-SIV only;
 //! * [`keys`]: key rings from `MRTR_KEYS` / `MRTR_KEYS_FILE`, or an ephemeral key;
 //! * [`replay_mem`]: a concurrent, bounded in-process replay cache;
 //! * [`replay_redis`] (feature `redis`, on by default): a Redis replay cache shared by nodes;
@@ -106,4 +107,5 @@ pub mod replay_redis;
 #[cfg(feature = "redis")]
 pub mod replay_redis_sync;
 pub mod rng;
+pub mod rng_fast;
 pub mod subscription;

@@ -196,7 +196,10 @@ fn invalid_configurations_are_refused() {
         err,
         EngineConfigError::UnsupportedAlgorithm(Algorithm::Aes256GcmSiv)
     ));
-    assert_eq!(err.to_string(), "AES-256-GCM-SIV is not available in AnyEngine");
+    assert_eq!(
+        err.to_string(),
+        "AES-256-GCM-SIV is not available in AnyEngine"
+    );
 
     // Five keys do not fit the engine's four-key ring; the message is the key error's own.
     let five: Vec<String> = (1..=5).map(|i| format!("k{i}:{KEY1_B64}")).collect();
