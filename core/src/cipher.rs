@@ -1,7 +1,7 @@
 //! The seam between mrtr and an AEAD implementation.
 //!
-//! Each backend crate (`mrtr-aes-gcm`, `mrtr-chacha20poly1305`) implements [`Cipher`] for one
-//! algorithm. Core never names a concrete cipher, so a std-only backend (for example one built
+//! Each backend crate (`mrtr-aes-gcm`, `mrtr-chacha20poly1305`, `mrtr-aes-gcm-siv`,
+//! `mrtr-aws-lc`) implements [`Cipher`] for one algorithm. Core never names a concrete cipher, so a std-only backend (for example one built
 //! on `ring`) can plug in the same way.
 
 use crate::key::SecretKey;
@@ -15,7 +15,9 @@ pub const MAX_NONCE_LEN: usize = 24;
 /// The AEAD algorithms a token can name in its header.
 ///
 /// The numeric value is the algorithm id byte of token format v1 (`docs/token-format.md`).
+/// Ids are never reused; new algorithms get new ids.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[repr(u8)]
 pub enum Algorithm {
@@ -25,6 +27,8 @@ pub enum Algorithm {
     ChaCha20Poly1305 = 2,
     /// XChaCha20-Poly1305 with a 192-bit random nonce.
     XChaCha20Poly1305 = 3,
+    /// AES-256-GCM-SIV (RFC 8452, nonce-misuse resistant) with a 96-bit random nonce.
+    Aes256GcmSiv = 4,
 }
 
 impl Algorithm {
@@ -34,6 +38,7 @@ impl Algorithm {
             1 => Some(Self::Aes256Gcm),
             2 => Some(Self::ChaCha20Poly1305),
             3 => Some(Self::XChaCha20Poly1305),
+            4 => Some(Self::Aes256GcmSiv),
             _ => None,
         }
     }
@@ -46,7 +51,7 @@ impl Algorithm {
     /// Nonce length in bytes.
     pub const fn nonce_len(self) -> usize {
         match self {
-            Self::Aes256Gcm | Self::ChaCha20Poly1305 => 12,
+            Self::Aes256Gcm | Self::ChaCha20Poly1305 | Self::Aes256GcmSiv => 12,
             Self::XChaCha20Poly1305 => 24,
         }
     }
@@ -57,6 +62,7 @@ impl Algorithm {
             Self::Aes256Gcm => "AES-256-GCM",
             Self::ChaCha20Poly1305 => "ChaCha20-Poly1305",
             Self::XChaCha20Poly1305 => "XChaCha20-Poly1305",
+            Self::Aes256GcmSiv => "AES-256-GCM-SIV",
         }
     }
 }
@@ -104,4 +110,26 @@ pub trait Cipher {
         buf: &mut [u8],
         tag: &[u8; TAG_LEN],
     ) -> Result<(), CryptoError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_and_unknown_ids_are_none() {
+        for alg in [
+            Algorithm::Aes256Gcm,
+            Algorithm::ChaCha20Poly1305,
+            Algorithm::XChaCha20Poly1305,
+            Algorithm::Aes256GcmSiv,
+        ] {
+            assert_eq!(Algorithm::from_id(alg.id()), Some(alg));
+        }
+        assert_eq!(Algorithm::Aes256GcmSiv.id(), 4);
+        assert_eq!(Algorithm::Aes256GcmSiv.nonce_len(), 12);
+        for id in [0u8, 5, 0xff] {
+            assert_eq!(Algorithm::from_id(id), None);
+        }
+    }
 }

@@ -441,9 +441,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         if token.len() > N {
             return Err(Reason::TooLong);
         }
-        let text = token.as_bytes();
-        buf.bytes[..text.len()].copy_from_slice(text);
-        let total = b64::decode_in_place(&mut buf.bytes, text.len()).ok_or(Reason::Malformed)?;
+        let total = b64::decode_into(token.as_bytes(), &mut buf.bytes).ok_or(Reason::Malformed)?;
         let bytes = &mut buf.bytes[..total];
         if bytes.len() <= field::KEY_ID_LEN {
             return Err(Reason::Malformed);

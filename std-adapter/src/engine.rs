@@ -468,6 +468,8 @@ pub enum EngineConfigError {
     Keys(KeyConfigError),
     /// The limits are invalid (zero TTL or rounds).
     Config(ConfigError),
+    /// `AnyEngine` cannot run this algorithm (yet): build a `Mrtr` with its backend directly.
+    UnsupportedAlgorithm(Algorithm),
 }
 
 impl fmt::Display for EngineConfigError {
@@ -475,6 +477,9 @@ impl fmt::Display for EngineConfigError {
         match self {
             Self::Keys(e) => fmt::Display::fmt(e, f),
             Self::Config(e) => write!(f, "mrtr configuration: {e}"),
+            Self::UnsupportedAlgorithm(a) => {
+                write!(f, "{} is not available in AnyEngine", a.name())
+            }
         }
     }
 }
@@ -484,7 +489,7 @@ impl std::error::Error for EngineConfigError {
         match self {
             // Displayed as the key error itself: its causes are this error's.
             Self::Keys(e) => e.source(),
-            Self::Config(_) => None,
+            Self::Config(_) | Self::UnsupportedAlgorithm(_) => None,
         }
     }
 }
@@ -604,6 +609,7 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
             Algorithm::XChaCha20Poly1305 => {
                 Self::XChaCha20Poly1305(Engine::new(build(keys, limits, clock)?, replay))
             }
+            other => return Err(EngineConfigError::UnsupportedAlgorithm(other)),
         })
     }
 

@@ -2,7 +2,8 @@
 //!
 //! ## Map of the crate
 //!
-//! * [`clock`] ([`SystemClock`]), [`rng`] ([`OsRng`]), [`keys`] ([`keys::KeyConfig`]);
+//! * [`clock`] ([`SystemClock`]), [`rng`] ([`OsRng`]), [`rng_fast`] (a reseeding, fork-aware
+//!   userspace CSPRNG, for AES-256-GCM-SIV only), [`keys`] ([`keys::KeyConfig`]);
 //! * [`engine`]: [`engine::Engine`], [`engine::AnyEngine`], [`engine::Step`];
 //!   [`jsonrpc`]: [`jsonrpc::ResumeRequest`]; [`jcs`];
 //! * replay caches: [`replay`] ([`replay::AnyReplayCache`]), [`replay_mem`]
@@ -36,4 +37,5 @@ pub mod replay_redis;
 #[cfg(feature = "redis")]
 pub mod replay_redis_sync;
 pub mod rng;
+pub mod rng_fast;
 pub mod subscription;

@@ -208,6 +208,18 @@ fn invalid_configurations_are_refused() {
     let err = AnyEngine::new(Algorithm::Aes256Gcm, keys(), zero_rounds, ()).unwrap_err();
     assert!(matches!(err, EngineConfigError::Config(_)));
 
+    // AES-256-GCM-SIV has a backend (mrtr-aes-gcm-siv) but no AnyEngine variant yet: refused
+    // with an error that names it, never a panic.
+    let err = AnyEngine::new(Algorithm::Aes256GcmSiv, keys(), Limits::default(), ()).unwrap_err();
+    assert!(matches!(
+        err,
+        EngineConfigError::UnsupportedAlgorithm(Algorithm::Aes256GcmSiv)
+    ));
+    assert_eq!(
+        err.to_string(),
+        "AES-256-GCM-SIV is not available in AnyEngine"
+    );
+
     // Five keys do not fit the engine's four-key ring; the message is the key error's own.
     let five: Vec<String> = (1..=5).map(|i| format!("k{i}:{KEY1_B64}")).collect();
     let too_many = KeyConfig::parse_env(&format!("current=k1; {}", five.join("; "))).unwrap();

@@ -12,10 +12,12 @@ pub mod hex;
 pub mod rng;
 
 pub use mrtr_aes_gcm::Aes256Gcm;
+pub use mrtr_aes_gcm_siv::Aes256GcmSiv;
 pub use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 
 /// Turns generic test functions `fn name<C: Cipher>()` into one `#[test]` per backend:
-/// `aes_256_gcm::name`, `chacha20_poly1305::name` and `xchacha20_poly1305::name`.
+/// `aes_256_gcm::name`, `chacha20_poly1305::name`, `xchacha20_poly1305::name` and
+/// `aes_256_gcm_siv::name`.
 ///
 /// ```text
 /// fn round_trip<C: mrtr_core::cipher::Cipher>() { /* ... */ }
@@ -27,6 +29,7 @@ macro_rules! per_backend {
         $crate::per_backend!(@one aes_256_gcm, $crate::Aes256Gcm; $($test),+);
         $crate::per_backend!(@one chacha20_poly1305, $crate::ChaCha20Poly1305; $($test),+);
         $crate::per_backend!(@one xchacha20_poly1305, $crate::XChaCha20Poly1305; $($test),+);
+        $crate::per_backend!(@one aes_256_gcm_siv, $crate::Aes256GcmSiv; $($test),+);
     };
     (@one $module:ident, $cipher:ty; $($test:ident),+) => {
         mod $module {

@@ -1,5 +1,6 @@
 //! Wycheproof AEAD vectors through mrtr's own backend seam (`Cipher`), for every backend:
-//! `mrtr-aes-gcm`, `mrtr-chacha20poly1305` (both algorithms) and `mrtr-aws-lc` (both).
+//! `mrtr-aes-gcm`, `mrtr-chacha20poly1305` (both algorithms), `mrtr-aes-gcm-siv` and
+//! `mrtr-aws-lc` (both).
 //!
 //! * A vector with a 32-byte key, 16-byte tag and the algorithm's nonce length is run in full:
 //!   a valid one opens to its plaintext and seals back to its ciphertext and tag; an invalid
@@ -9,6 +10,7 @@
 //!   Those vectors are counted apart from the ones run in full.
 
 use mrtr_aes_gcm::Aes256Gcm;
+use mrtr_aes_gcm_siv::Aes256GcmSiv;
 use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 use mrtr_core::cipher::{Cipher, CryptoError, TAG_LEN};
 use mrtr_core::key::{KEY_LEN, KeyError, SecretKey};
@@ -145,6 +147,18 @@ fn xchacha20_poly1305_passes_wycheproof() {
         "{n:?}"
     );
     assert!(n.other_nonce_size > 0, "{n:?}");
+}
+
+#[test]
+fn aes_256_gcm_siv_passes_wycheproof() {
+    let n = run::<Aes256GcmSiv>(TestName::AesGcmSiv);
+    assert!(
+        n.valid > 0 && n.invalid > 0 && n.plaintext_checked > 0,
+        "{n:?}"
+    );
+    // The set also holds AES-128-GCM-SIV vectors: refused at the seam (all its nonces are 96
+    // bits).
+    assert!(n.other_key_size > 0, "{n:?}");
 }
 
 #[test]

@@ -15,6 +15,7 @@ Format v1 (docs/token-format.md, core/src/token.rs, core/src/state.rs, core/src/
   state  = version(1) || round u32be || issued-at u64be || expires-at u64be || token id(16)
            || args digest(32) || method length(1) || method || continuation length u16be
            || continuation
+AES-256-GCM-SIV is RFC 8452's AEAD_AES_256_GCM_SIV (cryptography's AESGCMSIV, 42 or later).
 XChaCha20-Poly1305 is ChaCha20-Poly1305 under the HChaCha20 subkey of the key and the first
 16 nonce bytes, with nonce 0x00000000 || the last 8 nonce bytes.
 
@@ -27,12 +28,13 @@ import pathlib
 import struct
 import sys
 
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM, AESGCMSIV, ChaCha20Poly1305
 
 ALGORITHMS = {
     "AES-256-GCM": (1, 12),
     "ChaCha20-Poly1305": (2, 12),
     "XChaCha20-Poly1305": (3, 24),
+    "AES-256-GCM-SIV": (4, 12),
 }
 TAG_LEN = 16
 MASK = 0xFFFFFFFF
@@ -81,6 +83,8 @@ def hchacha20(key, nonce16):
 def decrypt(algorithm, key, nonce, ciphertext_and_tag, aad):
     if algorithm == "AES-256-GCM":
         return AESGCM(key).decrypt(nonce, ciphertext_and_tag, aad)
+    if algorithm == "AES-256-GCM-SIV":
+        return AESGCMSIV(key).decrypt(nonce, ciphertext_and_tag, aad)
     if algorithm == "ChaCha20-Poly1305":
         return ChaCha20Poly1305(key).decrypt(nonce, ciphertext_and_tag, aad)
     subkey = hchacha20(key, nonce[:16])

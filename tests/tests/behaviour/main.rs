@@ -1,5 +1,6 @@
 //! The behaviour suite of issue 2, run once per AEAD backend: every module's generic tests are
-//! instantiated for AES-256-GCM, ChaCha20-Poly1305 and XChaCha20-Poly1305 by `per_backend!`.
+//! instantiated for AES-256-GCM, ChaCha20-Poly1305, XChaCha20-Poly1305 and AES-256-GCM-SIV by
+//! `per_backend!`.
 
 mod args;
 mod binding;
