@@ -147,6 +147,9 @@ pub(crate) struct Status {
     connected: bool,
     observed: Option<Observed>,
     read_at: Option<Instant>,
+    /// When a probe last asked Redis (its own clock: a probe right after a connect still
+    /// runs its `WAIT` check).
+    probed_at: Option<Instant>,
     /// A condition that a later success clears (out of memory, replicas behind).
     degraded: Option<NotReadyCause>,
 }
@@ -219,13 +222,13 @@ impl Status {
         }
     }
 
-    /// Whether a probe should re-read the policy now (and claims it).
+    /// Whether a probe should ask Redis now (and claims it).
     pub(crate) fn claim_probe(&mut self, now: Instant) -> bool {
         let due = self
-            .read_at
+            .probed_at
             .is_none_or(|at| now.saturating_duration_since(at) >= PROBE_MIN_INTERVAL);
         if due {
-            self.read_at = Some(now);
+            self.probed_at = Some(now);
         }
         due
     }

@@ -1,7 +1,8 @@
 //! A throwaway `redis-server` on a free loopback port, for tests. Never skips: without
 //! `redis-server` on PATH (or in `MRTR_REDIS_SERVER`) the test fails with instructions.
+//! Servers can take extra options (an eviction policy, `--replicaof` for a replica).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -10,6 +11,8 @@ use std::time::{Duration, Instant};
 pub struct RedisServer {
     child: Option<Child>,
     port: u16,
+    /// Options beyond the defaults, kept for [`RedisServer::restart`].
+    extra: Vec<String>,
 }
 
 fn binary() -> String {
@@ -26,16 +29,50 @@ fn free_port() -> u16 {
 impl RedisServer {
     /// Starts a server on a free port.
     pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// Starts a server on a free port with extra options, e.g.
+    /// `["--maxmemory-policy", "allkeys-lru"]`.
+    pub fn start_with(extra: &[&str]) -> Self {
+        let extra: Vec<String> = extra.iter().map(|s| (*s).to_owned()).collect();
         for _ in 0..5 {
             let port = free_port();
-            if let Some(server) = Self::try_start_on(port) {
+            if let Some(server) = Self::try_start_on(port, &extra) {
                 return server;
             }
         }
         panic!("redis-server did not start on any of 5 free loopback ports");
     }
 
-    fn try_start_on(port: u16) -> Option<Self> {
+    /// Starts a replica of `primary` and waits until the primary lists it as online.
+    pub fn start_replica_of(primary: &RedisServer) -> Self {
+        let replica = Self::start_with(&["--replicaof", "127.0.0.1", &primary.port.to_string()]);
+        primary.wait_for_online_replicas(1);
+        replica
+    }
+
+    /// Waits (up to 30 s) until `n` replicas are connected and online.
+    pub fn wait_for_online_replicas(&self, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let info = self.info("replication");
+            let online = info
+                .lines()
+                .filter(|l| l.starts_with("slave") && l.contains("state=online"))
+                .count();
+            if online >= n {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "replicas never came online:\n{info}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn try_start_on(port: u16, extra: &[String]) -> Option<Self> {
         let child = Command::new(binary())
             .args([
                 "--port",
@@ -51,6 +88,7 @@ impl RedisServer {
                 "--loglevel",
                 "warning",
             ])
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -65,6 +103,7 @@ impl RedisServer {
         let mut server = Self {
             child: Some(child),
             port,
+            extra: extra.to_vec(),
         };
         if server.wait_ready(Duration::from_secs(10)) {
             Some(server)
@@ -82,7 +121,11 @@ impl RedisServer {
             {
                 return false; // exited: port taken or bad option
             }
-            if self.command(&["PING"]).as_deref() == Some("+PONG") {
+            // A server with `requirepass` answers NOAUTH: it is up all the same.
+            if self
+                .command(&["PING"])
+                .is_some_and(|r| r == "+PONG" || r.starts_with("-NOAUTH"))
+            {
                 return true;
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -119,6 +162,49 @@ impl RedisServer {
         Some(line.trim_end().to_owned())
     }
 
+    /// `INFO <section>` as text (panics if the server does not answer).
+    pub fn info(&self, section: &str) -> String {
+        self.bulk(&["INFO", section])
+            .unwrap_or_else(|| panic!("INFO {section} got no answer"))
+    }
+
+    /// A `field:value` of `INFO <section>`.
+    pub fn info_field(&self, section: &str, field: &str) -> String {
+        let info = self.info(section);
+        info.lines()
+            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+            .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
+            .trim()
+            .to_owned()
+    }
+
+    /// Sends one command whose reply is a bulk string and returns it.
+    pub fn bulk(&self, args: &[&str]) -> Option<String> {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        let mut req = format!("*{}\r\n", args.len());
+        for a in args {
+            req.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+        }
+        s.write_all(req.as_bytes()).ok()?;
+        let mut reader = BufReader::new(s);
+        let mut header = String::new();
+        reader.read_line(&mut header).ok()?;
+        let len: usize = header.trim_end().strip_prefix('$')?.parse().ok()?;
+        let mut body = vec![0; len];
+        reader.read_exact(&mut body).ok()?;
+        String::from_utf8(body).ok()
+    }
+
+    /// `CONFIG SET name value`, asserting it was taken.
+    pub fn config_set(&self, name: &str, value: &str) {
+        assert_eq!(
+            self.command(&["CONFIG", "SET", name, value]).as_deref(),
+            Some("+OK"),
+            "CONFIG SET {name} {value}"
+        );
+    }
+
     /// Kills the server (SIGKILL: like a crash) and waits for it.
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -127,12 +213,13 @@ impl RedisServer {
         }
     }
 
-    /// Starts a new, empty server on the same port after [`RedisServer::stop`].
+    /// Starts a new, empty server on the same port, with the same options, after
+    /// [`RedisServer::stop`].
     pub fn restart(&mut self) {
         assert!(self.child.is_none(), "stop it first");
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            if let Some(new) = Self::try_start_on(self.port) {
+            if let Some(new) = Self::try_start_on(self.port, &self.extra) {
                 *self = new;
                 return;
             }
