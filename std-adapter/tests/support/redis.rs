@@ -4,7 +4,9 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// A running `redis-server` child, killed on drop.
@@ -13,6 +15,9 @@ pub struct RedisServer {
     port: u16,
     /// Options beyond the defaults, kept for [`RedisServer::restart`].
     extra: Vec<String>,
+    /// The server's working directory (a replica writes the primary's snapshot there),
+    /// removed on drop.
+    dir: PathBuf,
 }
 
 fn binary() -> String {
@@ -73,7 +78,17 @@ impl RedisServer {
     }
 
     fn try_start_on(port: u16, extra: &[String]) -> Option<Self> {
+        // One directory per start: a restart drops (and cleans up) the previous server.
+        static STARTS: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "mrtr-redis-{}-{port}-{}",
+            std::process::id(),
+            STARTS.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).expect("cannot create a directory for redis-server");
         let child = Command::new(binary())
+            .arg("--dir")
+            .arg(&dir)
             .args([
                 "--port",
                 &port.to_string(),
@@ -104,6 +119,7 @@ impl RedisServer {
             child: Some(child),
             port,
             extra: extra.to_vec(),
+            dir,
         };
         if server.wait_ready(Duration::from_secs(10)) {
             Some(server)
@@ -242,5 +258,6 @@ impl RedisServer {
 impl Drop for RedisServer {
     fn drop(&mut self) {
         self.stop(); // SIGKILL ends a frozen (SIGSTOP) server too
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
