@@ -143,7 +143,7 @@ impl AnyReplayCache {
     }
 
     /// Whether resumes can be recorded now, from what the cache last saw (no I/O). Off and
-    /// in process are always [`Readiness::Ready`]; see [`RedisReplayCache::readiness`].
+    /// in process are always [`Readiness::Ready`]; see `RedisReplayCache::readiness`.
     pub fn readiness(&self) -> Readiness {
         match self {
             Self::Off | Self::Memory(_) => Readiness::Ready,
@@ -153,7 +153,7 @@ impl AnyReplayCache {
     }
 
     /// Like [`AnyReplayCache::readiness`], but asks the store first: the Redis cache connects
-    /// if needed and re-reads its eviction policy (see [`RedisReplayCache::probe`]). For a
+    /// if needed and re-reads its eviction policy (see `RedisReplayCache::probe`). For a
     /// startup check and a `/readyz` route.
     pub async fn probe(&self) -> Readiness {
         match self {

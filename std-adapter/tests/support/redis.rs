@@ -52,6 +52,8 @@ impl RedisServer {
 
     /// Starts a replica of `primary` and waits until the primary lists it as online.
     pub fn start_replica_of(primary: &RedisServer) -> Self {
+        // Redis 7 waits 5 s for more replicas before a diskless full sync: not here.
+        primary.config_set("repl-diskless-sync-delay", "0");
         let replica = Self::start_with(&["--replicaof", "127.0.0.1", &primary.port.to_string()]);
         primary.wait_for_online_replicas(1);
         replica
