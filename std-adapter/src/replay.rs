@@ -16,6 +16,9 @@ use crate::replay_mem::MemoryReplayCache;
 #[cfg(feature = "redis")]
 use crate::replay_redis::RedisReplayCache;
 
+mod readiness;
+pub use readiness::{EvictionPolicy, NotReadyCause, Readiness};
+
 /// Atomically checks that a token id is new and records it until `expires_at_ms`, without
 /// blocking the async runtime. Of many concurrent calls with one id (on any node sharing the
 /// store), exactly one may succeed; a store that cannot answer must refuse
@@ -136,6 +139,27 @@ impl AnyReplayCache {
             Self::Off | Self::Memory(_) => true,
             #[cfg(feature = "redis")]
             Self::Redis(_) => false,
+        }
+    }
+
+    /// Whether resumes can be recorded now, from what the cache last saw (no I/O). Off and
+    /// in process are always [`Readiness::Ready`]; see `RedisReplayCache::readiness`.
+    pub fn readiness(&self) -> Readiness {
+        match self {
+            Self::Off | Self::Memory(_) => Readiness::Ready,
+            #[cfg(feature = "redis")]
+            Self::Redis(c) => c.readiness(),
+        }
+    }
+
+    /// Like [`AnyReplayCache::readiness`], but asks the store first: the Redis cache connects
+    /// if needed and re-reads its eviction policy (see `RedisReplayCache::probe`). For a
+    /// startup check and a `/readyz` route.
+    pub async fn probe(&self) -> Readiness {
+        match self {
+            Self::Off | Self::Memory(_) => Readiness::Ready,
+            #[cfg(feature = "redis")]
+            Self::Redis(c) => c.probe().await,
         }
     }
 }

@@ -19,6 +19,57 @@
 //!   with [`ReplayError::Unavailable`] (reason `replay_store_unavailable`), never accepted.
 //! * **Self-healing**: the next call after the back-off reconnects; no restart needed.
 //!
+//! # What Redis must guarantee
+//!
+//! Single use holds only while Redis keeps every entry until it expires.
+//!
+//! * **No eviction.** Under any `maxmemory-policy` but `noeviction` (`volatile-*` included:
+//!   every entry has an expiry), Redis drops live entries under memory pressure, after which
+//!   `SET NX` succeeds again and a spent token is accepted; an attacker can create that
+//!   pressure by resuming many tokens of their own. So at every connect the cache reads the
+//!   policy (`INFO memory`, which managed services allow when `CONFIG` is disabled; then
+//!   `CONFIG GET maxmemory-policy`). Unless it is `noeviction`, the cache records nothing: every
+//!   resume is refused as "store unavailable", [`RedisReplayCache::readiness`] says why, and an
+//!   error (target `mrtr`) names `maxmemory-policy` and the fix (`CONFIG SET maxmemory-policy
+//!   noeviction`, or the managed service's parameter group). A policy that cannot be read is
+//!   refused the same way.
+//! * **Re-checked while connected.** An operator can change the policy without a reconnect,
+//!   so the cache reads it again on a live connection at most every
+//!   [`policy_recheck_interval`](RedisReplayCacheBuilder::policy_recheck_interval) (default
+//!   10 s), before one resume's `SET` and within that resume's command timeout: one extra round
+//!   trip for one resume per interval, no background task. While refused, it re-reads after
+//!   each reconnect back-off, so fixing the policy heals the cache within a second.
+//! * **Full is refused, not forgotten.** Under `noeviction` a full Redis answers writes with
+//!   `OOM`: resumes are refused (fail closed) until entries expire, and every recorded id stays
+//!   refused.
+//! * **The only override is explicit**:
+//!   [`allow_evicting_policy`](RedisReplayCacheBuilder::allow_evicting_policy) records under
+//!   any policy and logs a warning at every connect. It gives up single use under memory
+//!   pressure; there is no silent fallback.
+//! * **Failover.** Replication is asynchronous: an id recorded on the primary can be lost when
+//!   a replica that had not received it is promoted, and the token accepted once more there.
+//!   [`wait_for_replicas`](RedisReplayCacheBuilder::wait_for_replicas) sends `WAIT n timeout`
+//!   with each `SET` (same round trip) and refuses the resume unless `n` replicas acknowledged
+//!   it in time. Redis's `WAIT` is not a consensus protocol, but it closes the common window.
+//!
+//! ## A refusal after the `SET` landed burns the token
+//!
+//! When Redis recorded the id but the cache could not confirm it (the command timed out after
+//! Redis executed it, the connection broke before the reply, or `WAIT` was not acknowledged in
+//! time), the resume is refused as "store unavailable" and the id *stays recorded*: a retry of
+//! the same token is then refused as a replay, and the client must start the call over. That
+//! is deliberate: the cache cannot tell "recorded" from "not recorded" in those cases, and
+//! guessing "not recorded" could accept a token twice. Fail closed.
+//!
+//! # Readiness
+//!
+//! [`RedisReplayCache::readiness`] is what the cache last saw (no I/O);
+//! [`RedisReplayCache::probe`] connects if needed and re-reads the policy (and, with `WAIT`
+//! configured, asks the replicas), for a startup check and a `/readyz` route. No cause ever
+//! holds the URL.
+//!
+//! # Memory
+//!
 //! Memory in Redis 7.0, default 12-byte prefix: `MEMORY USAGE` of one key is 88 bytes, and
 //! `used_memory` grows by about 133 bytes per entry (key, value, expiry table), measured by
 //! recording 100 000 ids. A blocking variant for servers without an async runtime is in
@@ -28,12 +79,18 @@
 //! use std::time::Duration;
 //! use mrtr_std::replay_redis::RedisReplayCache;
 //!
+//! # async fn start() -> Result<(), mrtr_std::replay_redis::RedisConfigError> {
 //! let cache = RedisReplayCache::builder("redis://127.0.0.1:6379/")
 //!     .prefix("myserver:mrtr:")
 //!     .command_timeout(Duration::from_millis(50))
+//!     .wait_for_replicas(1, Duration::from_millis(50))
 //!     .build()?;
+//! // At startup: connect and check the eviction policy (the server starts either way).
+//! if let Some(cause) = cache.probe().await.cause() {
+//!     eprintln!("not ready yet: {cause}");
+//! }
 //! // engine = Engine::new(mrtr, cache); then `engine.resume_async(&req).await` in handlers.
-//! # Ok::<(), mrtr_std::replay_redis::RedisConfigError>(())
+//! # Ok(()) }
 //! ```
 
 use std::fmt;
@@ -43,9 +100,13 @@ use std::time::{Duration, Instant};
 use mrtr_core::TokenId;
 use mrtr_core::replay::ReplayError;
 use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, Client};
+use redis::{AsyncConnectionConfig, Client, RedisResult};
 
-use crate::replay::AsyncReplayCache;
+use crate::replay::{AsyncReplayCache, Readiness};
+
+pub(crate) mod health;
+
+use health::{Event, PolicyRead, Recorded, Status};
 
 /// Default key prefix.
 pub const DEFAULT_PREFIX: &str = "mrtr:replay:";
@@ -55,6 +116,8 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_millis(250);
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_millis(100);
 /// Default pause between connection attempts after a failed one.
 pub const DEFAULT_RECONNECT_BACKOFF: Duration = Duration::from_millis(500);
+/// Default interval between readings of the eviction policy on a live connection.
+pub const DEFAULT_POLICY_RECHECK: Duration = Duration::from_secs(10);
 
 /// Why a Redis replay cache could not be configured.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,40 +145,65 @@ impl fmt::Display for RedisConfigError {
 
 impl std::error::Error for RedisConfigError {}
 
+/// `WAIT` after each `SET`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Wait {
+    pub(crate) replicas: u32,
+    pub(crate) timeout: Duration,
+}
+
+/// Everything but the URL; shared by both caches.
+#[derive(Clone, Debug)]
+pub(crate) struct Settings {
+    pub(crate) prefix: String,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) command_timeout: Duration,
+    pub(crate) reconnect_backoff: Duration,
+    pub(crate) skew_margin_ms: u64,
+    pub(crate) policy_recheck: Duration,
+    pub(crate) allow_evicting_policy: bool,
+    pub(crate) wait: Option<Wait>,
+}
+
+impl Settings {
+    /// The time one resume may spend on Redis once connected: the command timeout, plus the
+    /// `WAIT` timeout when configured.
+    pub(crate) fn call_timeout(&self) -> Duration {
+        self.command_timeout + self.wait.map_or(Duration::ZERO, |w| w.timeout)
+    }
+}
+
 /// Configures a [`RedisReplayCache`]; see [`RedisReplayCache::builder`].
 #[must_use]
 pub struct RedisReplayCacheBuilder {
     url: String,
-    prefix: String,
-    connect_timeout: Duration,
-    command_timeout: Duration,
-    reconnect_backoff: Duration,
-    skew_margin: Duration,
+    settings: Settings,
 }
 
 impl RedisReplayCacheBuilder {
     /// Key prefix (default [`DEFAULT_PREFIX`]); lets several servers share one Redis.
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
+        self.settings.prefix = prefix.into();
         self
     }
 
     /// Timeout for opening a connection (default [`DEFAULT_CONNECT_TIMEOUT`]).
     pub fn connect_timeout(mut self, t: Duration) -> Self {
-        self.connect_timeout = t;
+        self.settings.connect_timeout = t;
         self
     }
 
     /// Timeout for one `SET` (default [`DEFAULT_COMMAND_TIMEOUT`]).
     pub fn command_timeout(mut self, t: Duration) -> Self {
-        self.command_timeout = t;
+        self.settings.command_timeout = t;
         self
     }
 
     /// How long calls fail fast after a failed connection attempt (default
-    /// [`DEFAULT_RECONNECT_BACKOFF`]; zero retries on every call).
+    /// [`DEFAULT_RECONNECT_BACKOFF`]; zero retries on every call). Also how often a refused
+    /// eviction policy is read again.
     pub fn reconnect_backoff(mut self, t: Duration) -> Self {
-        self.reconnect_backoff = t;
+        self.settings.reconnect_backoff = t;
         self
     }
 
@@ -126,15 +214,46 @@ impl RedisReplayCacheBuilder {
     /// and would accept it once more. Set this to the largest clock skew between your nodes
     /// (for example 5 s) to close that window, at the cost of keeping entries that long.
     pub fn skew_margin(mut self, margin: Duration) -> Self {
-        self.skew_margin = margin;
+        self.settings.skew_margin_ms = millis(margin);
+        self
+    }
+
+    /// How often the eviction policy is read again on a live connection (default
+    /// [`DEFAULT_POLICY_RECHECK`]). The reading happens before one resume's `SET`, within its
+    /// command timeout; zero reads it before every `SET`.
+    pub fn policy_recheck_interval(mut self, every: Duration) -> Self {
+        self.settings.policy_recheck = every;
+        self
+    }
+
+    /// **Unsafe**: records even when Redis's `maxmemory-policy` can evict keys (or cannot be
+    /// read). Under memory pressure, which an attacker can create by resuming many tokens of
+    /// their own, Redis then drops live entries and spent tokens are accepted again. Logs a
+    /// warning at every connect. Default off: such a Redis is refused.
+    pub fn allow_evicting_policy(mut self, allow: bool) -> Self {
+        self.settings.allow_evicting_policy = allow;
+        self
+    }
+
+    /// After each `SET`, waits until `replicas` replicas acknowledged it (`WAIT replicas
+    /// timeout`, in the same round trip), and refuses the resume ([`ReplayError::Unavailable`])
+    /// when fewer did within `timeout`. Then the id *is* recorded on the primary, so the token
+    /// is spent: fail closed (see the [module docs](self)). `replicas == 0` turns it off (the
+    /// default). A resume may then take up to the command timeout plus `timeout`.
+    pub fn wait_for_replicas(mut self, replicas: u32, timeout: Duration) -> Self {
+        self.settings.wait = (replicas > 0).then_some(Wait { replicas, timeout });
         self
     }
 
     fn validate(&self) -> Result<Client, RedisConfigError> {
-        if self.prefix.len() > 256 {
+        let s = &self.settings;
+        if s.prefix.len() > 256 {
             return Err(RedisConfigError::PrefixTooLong);
         }
-        if self.connect_timeout.is_zero() || self.command_timeout.is_zero() {
+        if s.connect_timeout.is_zero()
+            || s.command_timeout.is_zero()
+            || s.wait.is_some_and(|w| w.timeout.is_zero())
+        {
             return Err(RedisConfigError::ZeroTimeout);
         }
         Client::open(self.url.as_str()).map_err(|_| RedisConfigError::BadUrl)
@@ -148,24 +267,17 @@ impl RedisReplayCacheBuilder {
         let client = self.validate()?;
         Ok(crate::replay_redis_sync::BlockingRedisReplayCache::new(
             client,
-            self.prefix,
-            self.connect_timeout,
-            self.command_timeout,
-            self.reconnect_backoff,
-            millis(self.skew_margin),
+            self.settings,
         ))
     }
 
-    /// Validates the configuration. Does not connect: the first resume does.
+    /// Validates the configuration. Does not connect: the first resume or
+    /// [`RedisReplayCache::probe`] does.
     pub fn build(self) -> Result<RedisReplayCache, RedisConfigError> {
         let client = self.validate()?;
         Ok(RedisReplayCache {
             client,
-            prefix: self.prefix,
-            connect_timeout: self.connect_timeout,
-            command_timeout: self.command_timeout,
-            reconnect_backoff: self.reconnect_backoff,
-            skew_margin_ms: millis(self.skew_margin),
+            settings: self.settings,
             state: Mutex::new(ConnState::default()),
             connecting: tokio::sync::Mutex::new(()),
         })
@@ -179,6 +291,7 @@ struct ConnState {
     generation: u64,
     /// When the last connection attempt failed.
     failed_at: Option<Instant>,
+    status: Status,
 }
 
 /// An [`AsyncReplayCache`] in Redis (see the [module docs](self)). Cheap to share: put it in
@@ -187,11 +300,7 @@ struct ConnState {
 /// `Debug` shows the prefix and timeouts, never the URL (it may hold a password).
 pub struct RedisReplayCache {
     client: Client,
-    prefix: String,
-    connect_timeout: Duration,
-    command_timeout: Duration,
-    reconnect_backoff: Duration,
-    skew_margin_ms: u64,
+    settings: Settings,
     state: Mutex<ConnState>,
     /// Single flight for connection attempts.
     connecting: tokio::sync::Mutex<()>,
@@ -202,11 +311,16 @@ impl RedisReplayCache {
     pub fn builder(url: impl Into<String>) -> RedisReplayCacheBuilder {
         RedisReplayCacheBuilder {
             url: url.into(),
-            prefix: DEFAULT_PREFIX.to_owned(),
-            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
-            command_timeout: DEFAULT_COMMAND_TIMEOUT,
-            reconnect_backoff: DEFAULT_RECONNECT_BACKOFF,
-            skew_margin: Duration::ZERO,
+            settings: Settings {
+                prefix: DEFAULT_PREFIX.to_owned(),
+                connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+                command_timeout: DEFAULT_COMMAND_TIMEOUT,
+                reconnect_backoff: DEFAULT_RECONNECT_BACKOFF,
+                skew_margin_ms: 0,
+                policy_recheck: DEFAULT_POLICY_RECHECK,
+                allow_evicting_policy: false,
+                wait: None,
+            },
         }
     }
 
@@ -217,12 +331,52 @@ impl RedisReplayCache {
 
     /// The key prefix.
     pub fn prefix(&self) -> &str {
-        &self.prefix
+        &self.settings.prefix
     }
 
     /// The Redis key for a token id: the prefix and the id in lowercase hex.
     pub fn key_for(&self, id: &TokenId) -> String {
-        key_for(&self.prefix, id)
+        key_for(&self.settings.prefix, id)
+    }
+
+    /// Whether resumes can be recorded, from what the cache last saw (no I/O):
+    /// [`NotConnected`](crate::replay::NotReadyCause::NotConnected) before the first resume or
+    /// probe, then ready, or not ready with the cause (unreachable, evicting or unreadable
+    /// policy, out of memory, replicas not acknowledging).
+    pub fn readiness(&self) -> Readiness {
+        self.lock().status.readiness(&self.settings)
+    }
+
+    /// Connects if needed, reads the eviction policy again (at most once a second; more
+    /// frequent probes answer from the last reading) and, with
+    /// [`wait_for_replicas`](RedisReplayCacheBuilder::wait_for_replicas), checks that the
+    /// replicas acknowledge; then answers [`RedisReplayCache::readiness`]. Takes at most the
+    /// connect timeout plus the command (and `WAIT`) timeout. For a startup check and `/readyz`.
+    pub async fn probe(&self) -> Readiness {
+        let Ok((generation, mut conn)) = self.connection().await else {
+            return self.readiness();
+        };
+        if !self.lock().status.claim_probe(Instant::now()) {
+            return self.readiness();
+        }
+        let work = async {
+            let read = read_policy(&mut conn).await?;
+            let allowed =
+                self.lock()
+                    .status
+                    .apply(&read, &self.settings, Event::Recheck, Instant::now());
+            if let (true, Some(wait)) = (allowed, self.settings.wait) {
+                let acked: i64 = health::wait_cmd(wait).query_async(&mut conn).await?;
+                self.lock().status.replicas(acked, wait, &self.settings);
+            }
+            Ok(())
+        };
+        match tokio::time::timeout(self.settings.call_timeout(), work).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => self.failed_command(generation, &e),
+            Err(_) => self.timed_out(generation),
+        }
+        self.readiness()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, ConnState> {
@@ -231,12 +385,14 @@ impl RedisReplayCache {
     }
 
     /// The shared connection, opening one if needed (one attempt at a time, bounded, with
-    /// back-off after a failure).
+    /// back-off after a failure). A new connection's eviction policy is read before anyone
+    /// records through it.
     async fn connection(&self) -> Result<(u64, MultiplexedConnection), ReplayError> {
         if let Some(c) = self.cached()? {
             return Ok(c);
         }
-        let _single_flight = tokio::time::timeout(self.connect_timeout, self.connecting.lock())
+        let s = &self.settings;
+        let _single_flight = tokio::time::timeout(s.connect_timeout, self.connecting.lock())
             .await
             .map_err(|_| ReplayError::Unavailable)?;
         // Someone else may have connected, or failed, while we waited.
@@ -244,35 +400,53 @@ impl RedisReplayCache {
             return Ok(c);
         }
         let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(self.connect_timeout))
-            .set_response_timeout(Some(self.command_timeout));
+            .set_connection_timeout(Some(s.connect_timeout))
+            .set_response_timeout(Some(s.call_timeout()));
         let attempt = tokio::time::timeout(
-            self.connect_timeout,
+            s.connect_timeout,
             self.client
                 .get_multiplexed_async_connection_with_config(&config),
         )
         .await;
-        let mut st = self.lock();
-        match attempt {
-            Ok(Ok(conn)) => {
-                st.generation += 1;
-                st.failed_at = None;
-                st.conn = Some((st.generation, conn.clone()));
-                tracing::info!(target: "mrtr", prefix = %self.prefix, "replay store: connected to Redis");
-                Ok((st.generation, conn))
-            }
+        let mut conn = match attempt {
+            Ok(Ok(conn)) => conn,
             Ok(Err(e)) => {
-                st.failed_at = Some(Instant::now());
                 tracing::warn!(target: "mrtr", error_kind = ?e.kind(), "replay store: cannot connect to Redis");
-                Err(ReplayError::Unavailable)
+                return Err(self.connect_failed());
             }
             Err(_) => {
-                st.failed_at = Some(Instant::now());
-                tracing::warn!(target: "mrtr", timeout_ms = self.connect_timeout.as_millis() as u64,
+                tracing::warn!(target: "mrtr", timeout_ms = millis(s.connect_timeout),
                     "replay store: connecting to Redis timed out");
-                Err(ReplayError::Unavailable)
+                return Err(self.connect_failed());
             }
-        }
+        };
+        let read = match tokio::time::timeout(s.command_timeout, read_policy(&mut conn)).await {
+            Ok(Ok(read)) => read,
+            Ok(Err(e)) => {
+                tracing::warn!(target: "mrtr", error_kind = ?e.kind(),
+                    "replay store: reading Redis maxmemory-policy failed");
+                return Err(self.connect_failed());
+            }
+            Err(_) => {
+                tracing::warn!(target: "mrtr", timeout_ms = millis(s.command_timeout),
+                    "replay store: reading Redis maxmemory-policy timed out");
+                return Err(self.connect_failed());
+            }
+        };
+        let mut st = self.lock();
+        st.generation += 1;
+        st.failed_at = None;
+        st.conn = Some((st.generation, conn.clone()));
+        st.status.connected();
+        st.status.apply(&read, s, Event::Connect, Instant::now());
+        Ok((st.generation, conn))
+    }
+
+    fn connect_failed(&self) -> ReplayError {
+        let mut st = self.lock();
+        st.failed_at = Some(Instant::now());
+        st.status.unreachable();
+        ReplayError::Unavailable
     }
 
     /// The cached connection; `Err` while backing off after a failed attempt.
@@ -282,7 +456,9 @@ impl RedisReplayCache {
             return Ok(Some(c.clone()));
         }
         match st.failed_at {
-            Some(t) if t.elapsed() < self.reconnect_backoff => Err(ReplayError::Unavailable),
+            Some(t) if t.elapsed() < self.settings.reconnect_backoff => {
+                Err(ReplayError::Unavailable)
+            }
             _ => Ok(None),
         }
     }
@@ -292,7 +468,26 @@ impl RedisReplayCache {
         let mut st = self.lock();
         if matches!(&st.conn, Some((g, _)) if *g == generation) {
             st.conn = None;
+            st.status.unreachable();
         }
+    }
+
+    /// A command on connection `generation` failed: `OOM` keeps the connection (Redis is
+    /// fine, only full); anything else drops it.
+    fn failed_command(&self, generation: u64, e: &redis::RedisError) {
+        if health::is_out_of_memory(e) {
+            self.lock().status.out_of_memory(&self.settings);
+        } else {
+            tracing::warn!(target: "mrtr", error_kind = ?e.kind(), code = e.code(),
+                "replay store: Redis command failed");
+            self.discard(generation);
+        }
+    }
+
+    fn timed_out(&self, generation: u64) {
+        tracing::warn!(target: "mrtr", timeout_ms = millis(self.settings.call_timeout()),
+            "replay store: Redis command timed out");
+        self.discard(generation);
     }
 }
 
@@ -304,28 +499,89 @@ impl AsyncReplayCache for RedisReplayCache {
         now_ms: u64,
     ) -> Result<(), ReplayError> {
         let (generation, mut conn) = self.connection().await?;
-        let cmd = set_nx_px(self.key_for(id), expires_at_ms, now_ms, self.skew_margin_ms);
-        let reply = tokio::time::timeout(
-            self.command_timeout,
-            cmd.query_async::<Option<String>>(&mut conn),
-        )
-        .await;
-        match reply {
-            Ok(Ok(Some(_))) => Ok(()),
-            Ok(Ok(None)) => Err(ReplayError::Replayed),
+        let recheck = self.lock().status.plan(&self.settings, Instant::now())?;
+        let set = set_nx_px(
+            self.key_for(id),
+            expires_at_ms,
+            now_ms,
+            self.settings.skew_margin_ms,
+        );
+        let work = async {
+            if recheck {
+                let read = read_policy(&mut conn).await?;
+                let allowed =
+                    self.lock()
+                        .status
+                        .apply(&read, &self.settings, Event::Recheck, Instant::now());
+                if !allowed {
+                    return Ok(None);
+                }
+            }
+            record(&mut conn, set, self.settings.wait).await.map(Some)
+        };
+        match tokio::time::timeout(self.settings.call_timeout(), work).await {
+            Ok(Ok(Some(recorded))) => self.lock().status.outcome(recorded, &self.settings),
+            // The policy forbids recording: nothing was sent.
+            Ok(Ok(None)) => Err(ReplayError::Unavailable),
             Ok(Err(e)) => {
-                tracing::warn!(target: "mrtr", error_kind = ?e.kind(), "replay store: Redis SET failed");
-                self.discard(generation);
+                self.failed_command(generation, &e);
                 Err(ReplayError::Unavailable)
             }
             Err(_) => {
-                tracing::warn!(target: "mrtr", timeout_ms = self.command_timeout.as_millis() as u64,
-                    "replay store: Redis SET timed out");
-                self.discard(generation);
+                self.timed_out(generation);
                 Err(ReplayError::Unavailable)
             }
         }
     }
+}
+
+/// Reads the eviction policy: `INFO memory`, or `CONFIG GET` if `INFO` is refused.
+async fn read_policy(conn: &mut MultiplexedConnection) -> RedisResult<PolicyRead> {
+    match health::info_cmd().query_async::<String>(conn).await {
+        Ok(text) => Ok(PolicyRead::from_info(&text)),
+        Err(e) if health::is_error_reply(&e) => {
+            match health::config_cmd().query_async::<Vec<String>>(conn).await {
+                Ok(reply) => Ok(PolicyRead::from_config(&reply)),
+                Err(e) if health::is_error_reply(&e) => Ok(PolicyRead::unreadable()),
+                Err(e) => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// `SET`, and with `wait`, `WAIT` in the same round trip.
+async fn record(
+    conn: &mut MultiplexedConnection,
+    set: redis::Cmd,
+    wait: Option<Wait>,
+) -> RedisResult<Recorded> {
+    match wait {
+        None => {
+            let reply: Option<String> = set.query_async(conn).await?;
+            Ok(Recorded {
+                new: reply.is_some(),
+                acked: None,
+            })
+        }
+        Some(wait) => {
+            let (reply, acked): (RedisResult<Option<String>>, RedisResult<i64>) =
+                set_and_wait(set, wait).query_async(conn).await?;
+            Ok(Recorded {
+                new: reply?.is_some(),
+                acked: Some(acked?),
+            })
+        }
+    }
+}
+
+/// `SET` then `WAIT`, sent together; each answer is read on its own.
+pub(crate) fn set_and_wait(set: redis::Cmd, wait: Wait) -> redis::Pipeline {
+    let mut pipe = redis::pipe();
+    pipe.add_command(set)
+        .add_command(health::wait_cmd(wait))
+        .ignore_errors();
+    pipe
 }
 
 /// `prefix` followed by the token id in lowercase hex.
@@ -339,7 +595,7 @@ pub(crate) fn key_for(prefix: &str, id: &TokenId) -> String {
     key
 }
 
-fn millis(d: Duration) -> u64 {
+pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
@@ -362,11 +618,7 @@ pub(crate) fn set_nx_px(
 impl fmt::Debug for RedisReplayCache {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisReplayCache")
-            .field("prefix", &self.prefix)
-            .field("connect_timeout", &self.connect_timeout)
-            .field("command_timeout", &self.command_timeout)
-            .field("reconnect_backoff", &self.reconnect_backoff)
-            .field("skew_margin_ms", &self.skew_margin_ms)
+            .field("settings", &self.settings)
             .finish_non_exhaustive()
     }
 }

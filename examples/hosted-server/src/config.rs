@@ -2,9 +2,12 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
+use anyhow::Context;
 use clap::{Parser, ValueEnum};
 use mrtr_std::Algorithm;
+use mrtr_std::replay_redis::RedisReplayCache;
 
 /// Which AEAD seals `requestState`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -84,6 +87,20 @@ pub struct Config {
     #[arg(long, default_value = "mrtr-hosted:replay:")]
     pub redis_prefix: String,
 
+    /// Refuse a resume unless this many Redis replicas acknowledged its record (WAIT), so a
+    /// failover cannot lose it; 0: off. An unacknowledged resume is refused and its token spent.
+    #[arg(long, default_value_t = 0)]
+    pub redis_wait_replicas: u32,
+
+    /// How long to wait for those replicas, in ms.
+    #[arg(long, default_value_t = 100)]
+    pub redis_wait_timeout_ms: u64,
+
+    /// UNSAFE: use a Redis whose maxmemory-policy can evict keys (refused by default). Under
+    /// memory pressure spent tokens are then accepted again. Logs a warning at every connect.
+    #[arg(long)]
+    pub redis_unsafe_allow_evicting_policy: bool,
+
     /// Bearer token map: lines of `TOKEN ISSUER SUBJECT`. Default: the built-in demo tokens.
     #[arg(long, env = "MRTR_TOKENS_FILE")]
     pub tokens: Option<PathBuf>,
@@ -113,5 +130,29 @@ impl Config {
         } else {
             ReplayChoice::Memory
         })
+    }
+
+    /// The Redis replay cache these options describe, probed once so that a Redis that is
+    /// unreachable or can evict keys is reported at startup. The server starts either way:
+    /// `/readyz` answers 503 until the cache is ready, and resumes are refused meanwhile.
+    pub async fn redis_replay_cache(&self, url: &str) -> anyhow::Result<RedisReplayCache> {
+        let cache = RedisReplayCache::builder(url)
+            .prefix(self.redis_prefix.as_str())
+            .wait_for_replicas(
+                self.redis_wait_replicas,
+                Duration::from_millis(self.redis_wait_timeout_ms),
+            )
+            .allow_evicting_policy(self.redis_unsafe_allow_evicting_policy)
+            .build()
+            .context("Redis replay cache")?;
+        match cache.probe().await.cause() {
+            None => tracing::info!("replay store ready"),
+            Some(cause) => tracing::warn!(
+                cause = cause.code(),
+                "replay store not ready at startup ({cause}); resumes are refused and /readyz \
+                 answers 503 until it is"
+            ),
+        }
+        Ok(cache)
     }
 }

@@ -1,10 +1,13 @@
-//! Streamable HTTP: rmcp's stateless service at `/mcp` behind bearer authentication, and a
-//! `/healthz` probe, and the admin endpoints when an admin token is configured.
+//! Streamable HTTP: rmcp's stateless service at `/mcp` behind bearer authentication, the
+//! `/healthz` (liveness) and `/readyz` (readiness) probes, and the admin endpoints when an
+//! admin token is configured.
 
 use std::sync::Arc;
 
-use axum::Router;
+use axum::http::StatusCode;
 use axum::routing::{get, post};
+use axum::{Json, Router};
+use mrtr_std::replay::{AnyReplayCache, Readiness};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -14,7 +17,7 @@ use crate::auth::{self, TokenMap};
 use crate::preflight;
 use crate::server::{App, Hosted};
 
-/// The router serving `/mcp` and `/healthz`.
+/// The router serving `/mcp`, `/healthz` and `/readyz`.
 pub fn router(
     app: Arc<App>,
     tokens: Arc<TokenMap>,
@@ -26,6 +29,7 @@ pub fn router(
         token: token.into(),
     });
     let preflight_app = app.clone();
+    let ready_app = app.clone();
     let service: StreamableHttpService<Hosted, LocalSessionManager> = StreamableHttpService::new(
         move || Ok(Hosted::new(app.clone())),
         Default::default(),
@@ -45,7 +49,12 @@ pub fn router(
             auth::authenticate,
         ));
     let mut router = Router::new()
+        // Liveness: 200 while the process serves, whatever the replay store says.
         .route("/healthz", get(|| async { "ok" }))
+        .route(
+            "/readyz",
+            get(move || async move { readyz(ready_app.sealer.replay_cache()).await }),
+        )
         .merge(mcp);
     if let Some(admin) = admin {
         router = router.merge(
@@ -56,4 +65,61 @@ pub fn router(
         );
     }
     router
+}
+
+/// Readiness: 200 `{"ready":true}`, or 503 `{"ready":false,"cause":"..."}` while the replay
+/// store cannot record resumes (Redis unreachable, an evicting maxmemory-policy, out of
+/// memory, replicas not acknowledging). Probes the store (bounded by its timeouts; at most
+/// one Redis round trip a second however often it is called). Never shows the Redis URL.
+pub async fn readyz(replay: &AnyReplayCache) -> (StatusCode, Json<serde_json::Value>) {
+    match replay.probe().await {
+        Readiness::Ready => (StatusCode::OK, Json(serde_json::json!({"ready": true}))),
+        Readiness::NotReady(cause) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(serde_json::json!({"ready": false, "cause": cause.to_string()})),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use mrtr_std::replay_redis::RedisReplayCache;
+    use serde_json::json;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn readyz_is_200_for_stores_without_io() {
+        for store in [AnyReplayCache::Off, AnyReplayCache::memory(10)] {
+            let (status, Json(body)) = readyz(&store).await;
+            assert_eq!(status, StatusCode::OK);
+            assert_eq!(body, json!({"ready": true}));
+        }
+    }
+
+    #[tokio::test]
+    async fn readyz_is_503_with_the_cause_and_never_the_url() {
+        // Nothing listens on a port that was just free.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let cache = RedisReplayCache::builder(format!("redis://:s3cret@127.0.0.1:{port}/"))
+            .connect_timeout(Duration::from_secs(2))
+            .build()
+            .unwrap();
+        let (status, Json(body)) = readyz(&AnyReplayCache::Redis(cache)).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(body["ready"], false);
+        let cause = body["cause"].as_str().unwrap();
+        assert!(cause.contains("unreachable"), "{cause}");
+        let text = body.to_string();
+        assert!(
+            !text.contains("s3cret") && !text.contains("127.0.0.1"),
+            "{text}"
+        );
+    }
 }

@@ -24,7 +24,6 @@ use mrtr_std::core::ErrorDetail;
 use mrtr_std::engine::{AnyEngine, Limits};
 use mrtr_std::keys::KeyConfig;
 use mrtr_std::replay::AnyReplayCache;
-use mrtr_std::replay_redis::RedisReplayCache;
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
@@ -80,11 +79,7 @@ async fn build_app(config: &Config) -> anyhow::Result<App> {
             let Some(url) = &config.redis_url else {
                 anyhow::bail!("--replay redis needs --redis-url (or MRTR_REDIS_URL)");
             };
-            let cache = RedisReplayCache::builder(url.as_str())
-                .prefix(config.redis_prefix.as_str())
-                .build()
-                .context("Redis replay cache")?;
-            AnyReplayCache::Redis(cache)
+            AnyReplayCache::Redis(config.redis_replay_cache(url).await?)
         }
     };
     let limits = Limits {
