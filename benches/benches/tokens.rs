@@ -12,7 +12,7 @@ use mrtr_benches::{ARGS, FastRng, binding, continuation, key_ring};
 use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 use mrtr_core::cipher::Cipher;
 use mrtr_core::{Mrtr, Round, TokenBuf, token_len_for};
-use mrtr_std::replay_mem::MemoryReplayCache;
+use mrtr_std::replay::MemoryReplayCache;
 use mrtr_std::{OsRng, SystemClock};
 use rand_core::TryCryptoRng;
 

@@ -1,5 +1,5 @@
 //! A sketch of the in-process replay cache this report proposes for `mrtr-std`, measured beside
-//! `mrtr_std::replay_mem::MemoryReplayCache` by the `replay` binary. Benchmark code only: it
+//! `mrtr_std::replay::MemoryReplayCache` by the `replay` binary. Benchmark code only: it
 //! exists to put a number on the proposal, not to be used.
 //!
 //! Three changes against `MemoryReplayCache`:

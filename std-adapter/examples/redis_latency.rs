@@ -14,7 +14,7 @@ async fn main() {
     use std::time::{Duration, Instant};
 
     use mrtr_std::replay::AsyncReplayCache;
-    use mrtr_std::replay_redis::RedisReplayCache;
+    use mrtr_std::replay::redis::RedisReplayCache;
 
     let mut args = std::env::args().skip(1);
     let url = args

@@ -188,7 +188,7 @@ impl From<PauseError> for JsonRpcError {
 /// A configured [`Mrtr`] plus a replay cache `R` and the OS random generator.
 ///
 /// `R` is a synchronous [`ReplayCache`] for [`Engine::resume`] (e.g.
-/// [`MemoryReplayCache`](crate::replay_mem::MemoryReplayCache)), an [`AsyncReplayCache`] for
+/// [`MemoryReplayCache`](crate::replay::MemoryReplayCache)), an [`AsyncReplayCache`] for
 /// [`Engine::resume_async`] (e.g. the Redis cache), or [`NoReplayCache`]: tokens are then
 /// multi-use within their TTL. The `Mrtr` keeps its own TTL, round cap and error detail.
 pub struct Engine<C, R = NoReplayCache, Clk = SystemClock, const K: usize = 4> {

@@ -6,9 +6,10 @@
 //!   userspace CSPRNG, for AES-256-GCM-SIV only), [`keys`] ([`keys::KeyConfig`]);
 //! * [`engine`]: [`engine::Engine`], [`engine::AnyEngine`], [`engine::Step`];
 //!   [`jsonrpc`]: [`jsonrpc::ResumeRequest`]; [`jcs`];
-//! * replay caches: [`replay`] ([`replay::AnyReplayCache`]), [`replay_mem`]
-//!   ([`replay_mem::MemoryReplayCache`]), `replay_redis` and `replay_redis_sync` (feature
-//!   `redis`);
+//! * replay stores, in [`replay`]: the [`replay::AsyncReplayCache`] trait,
+//!   [`replay::AnyReplayCache`] (chosen at run time), [`replay::memory`]
+//!   ([`replay::MemoryReplayCache`]) and `replay::redis` (feature `redis`: the async
+//!   `RedisReplayCache` and the blocking `BlockingRedisReplayCache`);
 //! * [`subscription`]: the authorizer runtime;
 //! * [`core`]: mrtr-core itself, re-exported, with the backends' ciphers
 //!   ([`Aes256Gcm`], [`ChaCha20Poly1305`], [`XChaCha20Poly1305`]) and [`Algorithm`].
@@ -31,11 +32,6 @@ pub mod jcs;
 pub mod jsonrpc;
 pub mod keys;
 pub mod replay;
-pub mod replay_mem;
-#[cfg(feature = "redis")]
-pub mod replay_redis;
-#[cfg(feature = "redis")]
-pub mod replay_redis_sync;
 pub mod rng;
 pub mod rng_fast;
 pub mod subscription;

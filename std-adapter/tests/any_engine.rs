@@ -13,7 +13,7 @@ use mrtr_std::jsonrpc::{
 };
 use mrtr_std::keys::KeyConfig;
 use mrtr_std::replay::{AnyReplayCache, AsyncReplayCache};
-use mrtr_std::replay_mem::MemoryReplayCache;
+use mrtr_std::replay::MemoryReplayCache;
 use serde_json::{Map, Value, json};
 use support::{KEY1_B64, KEY2_B64, T0, capture_logs};
 
@@ -383,7 +383,7 @@ async fn any_replay_cache_answers_both_paths_where_it_can() {
 #[cfg(feature = "redis")]
 #[test]
 fn redis_choice_refuses_the_sync_path_and_logs_why() {
-    use mrtr_std::replay_redis::RedisReplayCache;
+    use mrtr_std::replay::redis::RedisReplayCache;
     // Never connected: the sync path refuses without trying.
     let redis =
         AnyReplayCache::from(RedisReplayCache::new("redis://:hunter2@127.0.0.1:1/").unwrap());

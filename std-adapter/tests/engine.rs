@@ -7,7 +7,7 @@ use mrtr_std::clock::ManualClock;
 use mrtr_std::core::{ErrorDetail, Principal, Reason, Round, SealError};
 use mrtr_std::engine::{Engine, MAX_CONTINUATION_LEN, MAX_TOKEN_LEN, PauseError, Step};
 use mrtr_std::jsonrpc::{JsonRpcError, Method, RequestState, ResumeRequest};
-use mrtr_std::replay_mem::MemoryReplayCache;
+use mrtr_std::replay::MemoryReplayCache;
 use serde_json::{Value, json};
 use support::{T0, mrtr};
 

@@ -16,7 +16,7 @@ use mrtr_std::jsonrpc::ResumeRequest;
 use mrtr_std::replay::{
     AnyReplayCache, AsyncReplayCache, EvictionPolicy, NotReadyCause, Readiness,
 };
-use mrtr_std::replay_redis::{RedisReplayCache, RedisReplayCacheBuilder};
+use mrtr_std::replay::redis::{RedisReplayCache, RedisReplayCacheBuilder};
 use serde_json::json;
 use support::redis::RedisServer;
 use support::{T0, capture_logs, mrtr};

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Parser, ValueEnum};
 use mrtr_std::Algorithm;
-use mrtr_std::replay_redis::RedisReplayCache;
+use mrtr_std::replay::redis::RedisReplayCache;
 
 /// Which AEAD seals `requestState`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

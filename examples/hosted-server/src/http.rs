@@ -85,7 +85,7 @@ pub async fn readyz(replay: &AnyReplayCache) -> (StatusCode, Json<serde_json::Va
 mod tests {
     use std::time::Duration;
 
-    use mrtr_std::replay_redis::RedisReplayCache;
+    use mrtr_std::replay::redis::RedisReplayCache;
     use serde_json::json;
 
     use super::*;

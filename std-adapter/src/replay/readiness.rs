@@ -3,7 +3,7 @@
 //! The in-process cache and "off" are always [`Readiness::Ready`]. The Redis caches are ready
 //! once connected to a Redis whose `maxmemory-policy` is `noeviction`, and stop being ready
 //! while Redis is unreachable, runs an evicting policy, is out of memory, or (with
-//! [`wait_for_replicas`](crate::replay_redis::RedisReplayCacheBuilder::wait_for_replicas))
+//! [`wait_for_replicas`](crate::replay::redis::RedisReplayCacheBuilder::wait_for_replicas))
 //! leaves writes unacknowledged by its replicas. A server maps this to its readiness probe
 //! (`/readyz`); liveness is another matter.
 //!

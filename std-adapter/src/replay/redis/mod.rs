@@ -73,13 +73,13 @@
 //! Memory in Redis 7.0, default 12-byte prefix: `MEMORY USAGE` of one key is 88 bytes, and
 //! `used_memory` grows by about 133 bytes per entry (key, value, expiry table), measured by
 //! recording 100 000 ids. A blocking variant for servers without an async runtime is in
-//! [`crate::replay_redis_sync`].
+//! [`crate::replay::redis::blocking`].
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use mrtr_std::replay_redis::RedisReplayCache;
+//! use mrtr_std::replay::redis::RedisReplayCache;
 //!
-//! # async fn start() -> Result<(), mrtr_std::replay_redis::RedisConfigError> {
+//! # async fn start() -> Result<(), mrtr_std::replay::redis::RedisConfigError> {
 //! let cache = RedisReplayCache::builder("redis://127.0.0.1:6379/")
 //!     .prefix("myserver:mrtr:")
 //!     .command_timeout(Duration::from_millis(50))
@@ -104,7 +104,10 @@ use redis::{AsyncConnectionConfig, Client, RedisResult};
 
 use crate::replay::{AsyncReplayCache, Readiness};
 
+pub mod blocking;
 pub(crate) mod health;
+
+pub use blocking::BlockingRedisReplayCache;
 
 use health::{Event, PolicyRead, Recorded, Status};
 
@@ -263,9 +266,9 @@ impl RedisReplayCacheBuilder {
     /// without an async runtime (never call it from an async task). Same configuration.
     pub fn build_blocking(
         self,
-    ) -> Result<crate::replay_redis_sync::BlockingRedisReplayCache, RedisConfigError> {
+    ) -> Result<crate::replay::BlockingRedisReplayCache, RedisConfigError> {
         let client = self.validate()?;
-        Ok(crate::replay_redis_sync::BlockingRedisReplayCache::new(
+        Ok(crate::replay::BlockingRedisReplayCache::new(
             client,
             self.settings,
         ))

@@ -36,7 +36,7 @@
 //! on about 100 bytes per entry: 1 million live tokens take at most ~105 MB.
 //!
 //! ```
-//! use mrtr_std::replay_mem::MemoryReplayCache;
+//! use mrtr_std::replay::MemoryReplayCache;
 //! use mrtr_std::core::replay::{ReplayCache, ReplayError};
 //!
 //! let cache = MemoryReplayCache::new(10_000);

@@ -1,77 +1,13 @@
-//! The asynchronous replay-cache trait, for stores reached over the network.
-//!
-//! `mrtr-core`'s [`ReplayCache`] is synchronous. A shared store (Redis) must not block a tokio
-//! worker, so it implements [`AsyncReplayCache`] instead, and the async resume path
-//! ([`crate::engine::Engine::resume_async`]) runs [`mrtr_core::Mrtr::verify`], then this
-//! check, then maps a refusal with [`mrtr_core::Mrtr::replay_rejection`].
+//! [`AnyReplayCache`]: the replay store chosen at run time.
 
 use std::fmt;
-use std::future::Future;
-use std::sync::Arc;
 
 use mrtr_core::TokenId;
-pub use mrtr_core::replay::{NoReplayCache, ReplayCache, ReplayError};
 
-use crate::replay_mem::MemoryReplayCache;
+use super::{AsyncReplayCache, MemoryReplayCache, NoReplayCache, ReplayCache, ReplayError};
+use super::Readiness;
 #[cfg(feature = "redis")]
-use crate::replay_redis::RedisReplayCache;
-
-mod readiness;
-pub use readiness::{EvictionPolicy, NotReadyCause, Readiness};
-
-/// Atomically checks that a token id is new and records it until `expires_at_ms`, without
-/// blocking the async runtime. Of many concurrent calls with one id (on any node sharing the
-/// store), exactly one may succeed; a store that cannot answer must refuse
-/// ([`ReplayError::Unavailable`]).
-pub trait AsyncReplayCache: Send + Sync {
-    /// Records `id` until `expires_at_ms`, or refuses it.
-    fn check_and_record(
-        &self,
-        id: &TokenId,
-        expires_at_ms: u64,
-        now_ms: u64,
-    ) -> impl Future<Output = Result<(), ReplayError>> + Send;
-}
-
-impl AsyncReplayCache for NoReplayCache {
-    async fn check_and_record(&self, _: &TokenId, _: u64, _: u64) -> Result<(), ReplayError> {
-        Ok(())
-    }
-}
-
-/// The in-process cache never waits on I/O (one short shard lock), so it serves both paths.
-impl AsyncReplayCache for MemoryReplayCache {
-    async fn check_and_record(
-        &self,
-        id: &TokenId,
-        expires_at_ms: u64,
-        now_ms: u64,
-    ) -> Result<(), ReplayError> {
-        ReplayCache::check_and_record(self, id, expires_at_ms, now_ms)
-    }
-}
-
-impl<T: AsyncReplayCache + ?Sized> AsyncReplayCache for &T {
-    fn check_and_record(
-        &self,
-        id: &TokenId,
-        expires_at_ms: u64,
-        now_ms: u64,
-    ) -> impl Future<Output = Result<(), ReplayError>> + Send {
-        (**self).check_and_record(id, expires_at_ms, now_ms)
-    }
-}
-
-impl<T: AsyncReplayCache + ?Sized> AsyncReplayCache for Arc<T> {
-    fn check_and_record(
-        &self,
-        id: &TokenId,
-        expires_at_ms: u64,
-        now_ms: u64,
-    ) -> impl Future<Output = Result<(), ReplayError>> + Send {
-        (**self).check_and_record(id, expires_at_ms, now_ms)
-    }
-}
+use super::RedisReplayCache;
 
 /// A replay cache chosen at run time: none, in process, or (feature `redis`) Redis.
 ///
