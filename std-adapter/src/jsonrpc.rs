@@ -86,6 +86,28 @@ pub enum RequestState<'a> {
     NotAString,
 }
 
+impl<'a> RequestState<'a> {
+    /// Classifies a request's `params.requestState` member (`None`: absent). The one place
+    /// where a `requestState` that is not a string is told apart.
+    pub fn from_member(member: Option<&'a Value>) -> Self {
+        match member {
+            None => Self::Absent,
+            Some(Value::String(s)) => Self::Token(s),
+            Some(_) => Self::NotAString,
+        }
+    }
+
+    /// The token to check (`None` for a fresh call), or the reason to reject the request:
+    /// [`Reason::Malformed`] for a `requestState` that is not a string.
+    pub fn token(self) -> Result<Option<&'a str>, Reason> {
+        match self {
+            Self::Absent => Ok(None),
+            Self::Token(t) => Ok(Some(t)),
+            Self::NotAString => Err(Reason::Malformed),
+        }
+    }
+}
+
 impl fmt::Debug for RequestState<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -214,12 +236,14 @@ impl std::error::Error for Unbindable {}
 /// What a pausable request binds a token to, borrowed from its params.
 ///
 /// `Debug` never shows the `requestState` text.
+///
+/// Built once per request: its [`Binding`] is validated and its argument digest computed at
+/// construction, and every later use reads them.
 #[derive(Clone, Debug)]
 pub struct ResumeRequest<'a> {
     method: Method,
-    protocol_version: &'a str,
     target: &'a str,
-    principal: Principal<'a>,
+    binding: Result<Binding<'a>, BindingError>,
     request_state: RequestState<'a>,
     args: Result<ArgsDigest, Unbindable>,
 }
@@ -287,11 +311,7 @@ impl<'a> ResumeRequest<'a> {
                 )));
             }
         };
-        let request_state = match params.get("requestState") {
-            None => RequestState::Absent,
-            Some(Value::String(s)) => RequestState::Token(s),
-            Some(_) => RequestState::NotAString,
-        };
+        let request_state = RequestState::from_member(params.get("requestState"));
         let arguments = if method.has_arguments() {
             params.get("arguments")
         } else {
@@ -317,13 +337,32 @@ impl<'a> ResumeRequest<'a> {
         request_state: RequestState<'a>,
         principal: Principal<'a>,
     ) -> Self {
-        Self {
+        Self::from_parts(
             method,
             protocol_version,
             target,
             principal,
             request_state,
-            args: jcs::args_digest(arguments).map_err(Unbindable::Canonical),
+            jcs::args_digest(arguments).map_err(Unbindable::Canonical),
+        )
+    }
+
+    /// Builds a request from parts and an argument digest computed earlier (for example by
+    /// a caller that keeps the digest between two uses of one request).
+    pub fn from_parts(
+        method: Method,
+        protocol_version: &'a str,
+        target: &'a str,
+        principal: Principal<'a>,
+        request_state: RequestState<'a>,
+        args: Result<ArgsDigest, Unbindable>,
+    ) -> Self {
+        Self {
+            method,
+            target,
+            binding: Binding::new(method.as_str(), protocol_version, target, principal),
+            request_state,
+            args,
         }
     }
 
@@ -357,14 +396,14 @@ impl<'a> ResumeRequest<'a> {
         request_state: RequestState<'a>,
         principal: Principal<'a>,
     ) -> Self {
-        Self {
+        Self::from_parts(
             method,
             protocol_version,
             target,
             principal,
             request_state,
-            args: jcs::args_digest_map(arguments).map_err(Unbindable::Canonical),
-        }
+            jcs::args_digest_map(arguments).map_err(Unbindable::Canonical),
+        )
     }
 
     /// Marks the request's arguments as unbindable because its raw text is not I-JSON (see
@@ -379,19 +418,9 @@ impl<'a> ResumeRequest<'a> {
         self.method
     }
 
-    /// The protocol version (empty if the request did not carry one).
-    pub fn protocol_version(&self) -> &'a str {
-        self.protocol_version
-    }
-
     /// The tool name, prompt name or resource URI.
     pub fn target(&self) -> &'a str {
         self.target
-    }
-
-    /// The authenticated caller.
-    pub fn principal(&self) -> Principal<'a> {
-        self.principal
     }
 
     /// The `requestState` member.
@@ -404,14 +433,10 @@ impl<'a> ResumeRequest<'a> {
         self.args.as_ref()
     }
 
-    /// The binding for sealing and opening tokens.
-    pub fn binding(&self) -> Result<Binding<'a>, BindingError> {
-        Binding::new(
-            self.method.as_str(),
-            self.protocol_version,
-            self.target,
-            self.principal,
-        )
+    /// The binding for sealing and opening tokens (method, protocol version, target and
+    /// principal), validated once when the request was built.
+    pub fn binding(&self) -> Result<&Binding<'a>, &BindingError> {
+        self.binding.as_ref()
     }
 }
 
@@ -453,21 +478,16 @@ impl From<&Unbindable> for JsonRpcError {
 pub fn precheck(message: &Value, detail: ErrorDetail) -> Option<JsonRpcError> {
     let method = message.get("method").and_then(Value::as_str)?;
     Method::from_name(method)?;
-    match message.pointer("/params/requestState") {
-        None | Some(Value::String(_)) => None,
-        Some(_) => {
-            tracing::info!(
-                target: "mrtr",
-                reason = Reason::Malformed.as_str(),
-                method,
-                "requestState rejected: not a string"
-            );
-            Some(JsonRpcError::from_rejection(Rejection::new(
-                Reason::Malformed,
-                detail,
-            )))
-        }
-    }
+    let reason = RequestState::from_member(message.pointer("/params/requestState"))
+        .token()
+        .err()?;
+    tracing::info!(
+        target: "mrtr",
+        reason = reason.as_str(),
+        method,
+        "requestState rejected: not a string"
+    );
+    Some(JsonRpcError::from_rejection(Rejection::new(reason, detail)))
 }
 
 /// What [`precheck_raw`] decided for one raw JSON-RPC message.
@@ -523,8 +543,8 @@ pub fn precheck_raw(message: &Value, raw: &[u8], detail: ErrorDetail) -> Prechec
     let Err(violation) = ijson::check(raw) else {
         return Precheck::Pass;
     };
-    match message.pointer("/params/requestState") {
-        Some(Value::String(_)) => {
+    match RequestState::from_member(message.pointer("/params/requestState")) {
+        RequestState::Token(_) => {
             tracing::info!(
                 target: "mrtr",
                 reason = Reason::ArgumentsUnbindable.as_str(),
@@ -538,7 +558,7 @@ pub fn precheck_raw(message: &Value, raw: &[u8], detail: ErrorDetail) -> Prechec
                 detail,
             )))
         }
-        _ => Precheck::Unbindable(violation),
+        RequestState::Absent | RequestState::NotAString => Precheck::Unbindable(violation),
     }
 }
 

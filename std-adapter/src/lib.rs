@@ -17,10 +17,16 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "aes-gcm")]
 pub use mrtr_aes_gcm::Aes256Gcm;
+#[cfg(feature = "aes-gcm-siv")]
+pub use mrtr_aes_gcm_siv::Aes256GcmSiv;
+#[cfg(feature = "chacha20poly1305")]
 pub use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 pub use mrtr_core as core;
 pub use mrtr_core::cipher::Algorithm;
+/// The `rand_core` version whose `TryCryptoRng` [`mrtr_core::Mrtr::pause`] takes.
+pub use rand_core;
 
 pub use clock::SystemClock;
 pub use rng::OsRng;

@@ -202,7 +202,7 @@ fn resources_read_binds_the_uri_and_ignores_arguments() {
         .unwrap();
     assert_eq!(req.method(), Method::ResourcesRead);
     assert_eq!(req.target(), "file:///a.txt");
-    assert_eq!(req.protocol_version(), "");
+    assert_eq!(req.binding().unwrap().protocol_version(), "");
     assert_eq!(
         req.args_digest(),
         Ok(&mrtr_std::jcs::args_digest(None).unwrap())
@@ -565,14 +565,14 @@ fn a_request_refused_between_verify_and_commit_does_not_spend_the_token() {
     drop(verified);
     // Verifying again is fine: nothing was recorded.
     let verified = e.verify(&req).unwrap();
-    let Step::Resumed(r) = e.commit(&req, verified).unwrap() else {
+    let Step::Resumed(r) = e.commit(verified).unwrap() else {
         panic!("expected a resume")
     };
     assert_eq!(r.continuation(), b"awaiting date");
     // Committed once: now it is spent, and verify alone does not look at the replay cache.
     assert!(e.verify(&req).is_ok());
     let again = e.verify(&req).unwrap();
-    assert_eq!(reason(e.commit(&req, again)), Reason::Replayed);
+    assert_eq!(reason(e.commit(again)), Reason::Replayed);
     // A fresh request verifies and commits as fresh.
     let fresh_params = call(json!({}));
     let fresh = ResumeRequest::from_params("tools/call", &fresh_params, ALICE)
@@ -580,5 +580,5 @@ fn a_request_refused_between_verify_and_commit_does_not_spend_the_token() {
         .unwrap();
     let v = e.verify(&fresh).unwrap();
     assert!(v.is_fresh());
-    assert!(matches!(e.commit(&fresh, v), Ok(Step::Fresh)));
+    assert!(matches!(e.commit(v), Ok(Step::Fresh)));
 }

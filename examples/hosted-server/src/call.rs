@@ -172,10 +172,7 @@ pub async fn run<T>(
     // A refusal here returns before the token is recorded: it stays usable.
     let outcome = flow(&call)?;
     let round = verified.next_round();
-    sealer
-        .commit_async(&req, verified)
-        .await
-        .map_err(to_error_data)?;
+    sealer.commit_async(verified).await.map_err(to_error_data)?;
     let seal = |state: &[u8]| {
         sealer
             .pause(&req, round, state)

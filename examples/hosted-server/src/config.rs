@@ -6,27 +6,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, ValueEnum};
-use mrtr_std::Algorithm;
+use mrtr_std::engine::Backend;
 use mrtr_std::replay::redis::RedisReplayCache;
-
-/// Which AEAD seals `requestState`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum CipherChoice {
-    /// AES-256-GCM (the default).
-    Aes256Gcm,
-    /// ChaCha20-Poly1305.
-    Chacha20Poly1305,
-}
-
-impl CipherChoice {
-    /// The algorithm for mrtr-std's engine.
-    pub fn algorithm(self) -> Algorithm {
-        match self {
-            Self::Aes256Gcm => Algorithm::Aes256Gcm,
-            Self::Chacha20Poly1305 => Algorithm::ChaCha20Poly1305,
-        }
-    }
-}
 
 /// Where token single use is recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -59,9 +40,11 @@ pub struct Config {
     #[arg(long)]
     pub stdio: bool,
 
-    /// AEAD sealing requestState.
-    #[arg(long, value_enum, default_value_t = CipherChoice::Aes256Gcm)]
-    pub cipher: CipherChoice,
+    /// AEAD backend sealing requestState: aes-256-gcm, chacha20-poly1305,
+    /// xchacha20-poly1305, aes-256-gcm-siv, aws-lc-aes-256-gcm, aws-lc-chacha20-poly1305
+    /// (whichever this build has).
+    #[arg(long, default_value = "aes-256-gcm")]
+    pub cipher: Backend,
 
     /// Token lifetime in ms.
     #[arg(long, default_value_t = mrtr_std::core::DEFAULT_TTL_MS)]

@@ -92,9 +92,9 @@ async fn build_app(config: &Config) -> anyhow::Result<App> {
         },
     };
     let key_id = keys.current_id().to_string();
-    let sealer = AnyEngine::new(config.cipher.algorithm(), keys, limits, replay)?;
+    let sealer = AnyEngine::new(config.cipher, keys, limits, replay)?;
     tracing::info!(
-        cipher = ?config.cipher,
+        cipher = %config.cipher,
         key_id,
         ttl_ms = limits.ttl_ms,
         max_rounds = limits.max_rounds,

@@ -4,10 +4,10 @@ use std::fmt;
 
 use mrtr_core::TokenId;
 
-use super::{AsyncReplayCache, MemoryReplayCache, NoReplayCache, ReplayCache, ReplayError};
 use super::Readiness;
 #[cfg(feature = "redis")]
 use super::RedisReplayCache;
+use super::{AsyncReplayCache, MemoryReplayCache, NoReplayCache, ReplayCache, ReplayError};
 
 /// A replay cache chosen at run time: none, in process, or (feature `redis`) Redis.
 ///

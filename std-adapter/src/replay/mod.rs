@@ -21,7 +21,9 @@ pub use any::AnyReplayCache;
 pub use memory::MemoryReplayCache;
 pub use readiness::{EvictionPolicy, NotReadyCause, Readiness};
 #[cfg(feature = "redis")]
-pub use redis::{BlockingRedisReplayCache, RedisConfigError, RedisReplayCache, RedisReplayCacheBuilder};
+pub use redis::{
+    BlockingRedisReplayCache, RedisConfigError, RedisReplayCache, RedisReplayCacheBuilder,
+};
 
 /// Atomically checks that a token id is new and records it until `expires_at_ms`, without
 /// blocking the async runtime. Of many concurrent calls with one id (on any node sharing the
@@ -76,4 +78,3 @@ impl<T: AsyncReplayCache + ?Sized> AsyncReplayCache for Arc<T> {
         (**self).check_and_record(id, expires_at_ms, now_ms)
     }
 }
-

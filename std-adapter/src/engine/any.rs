@@ -1,0 +1,478 @@
+//! [`AnyEngine`]: the [`Engine`] with its AEAD backend chosen at run time ([`Backend`]).
+
+// Built without any backend feature, `Backend` has no value: nothing here can run, and what
+// would use the arguments is compiled out.
+#![cfg_attr(
+    not(any(
+        feature = "aes-gcm",
+        feature = "chacha20poly1305",
+        feature = "aes-gcm-siv",
+        feature = "aws-lc"
+    )),
+    allow(unused_variables, unreachable_code, unreachable_patterns, dead_code)
+)]
+
+use std::convert::Infallible;
+use std::fmt;
+use std::marker::PhantomData;
+use std::str::FromStr;
+
+use mrtr_core::cipher::{Algorithm, Cipher};
+use mrtr_core::replay::ReplayCache;
+use mrtr_core::{
+    Clock, ConfigError, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, ErrorDetail, Mrtr, Reason, Round,
+};
+use serde_json::Value;
+
+use super::{Engine, PauseError, Step, Verified};
+use crate::clock::SystemClock;
+use crate::jsonrpc::{JsonRpcError, ResumeRequest};
+use crate::keys::{KeyConfig, KeyConfigError};
+use crate::replay::{AnyReplayCache, AsyncReplayCache};
+
+/// An AEAD implementation an [`AnyEngine`] can run: an algorithm and the crate that provides
+/// it. Only the backends whose cargo features are enabled exist (`aes-gcm` and
+/// `chacha20poly1305` by default; `aes-gcm-siv`, `aws-lc`).
+///
+/// Tokens depend on the algorithm only: a token sealed by one provider opens with any other
+/// provider of the same algorithm, so a fleet can change providers one node at a time.
+///
+/// ```
+/// use mrtr_std::Algorithm;
+/// use mrtr_std::engine::Backend;
+///
+/// let b: Backend = "chacha20-poly1305".parse()?;
+/// assert_eq!(b.algorithm(), Algorithm::ChaCha20Poly1305);
+/// assert_eq!(b.to_string(), "chacha20-poly1305");
+/// assert!(Backend::enabled().contains(&b));
+/// # Ok::<(), mrtr_std::engine::UnknownBackend>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    /// AES-256-GCM from RustCrypto (`mrtr-aes-gcm`, feature `aes-gcm`).
+    #[cfg(feature = "aes-gcm")]
+    Aes256Gcm,
+    /// ChaCha20-Poly1305 from RustCrypto (`mrtr-chacha20poly1305`, feature
+    /// `chacha20poly1305`).
+    #[cfg(feature = "chacha20poly1305")]
+    ChaCha20Poly1305,
+    /// XChaCha20-Poly1305 from RustCrypto (`mrtr-chacha20poly1305`, feature
+    /// `chacha20poly1305`).
+    #[cfg(feature = "chacha20poly1305")]
+    XChaCha20Poly1305,
+    /// AES-256-GCM-SIV from RustCrypto (`mrtr-aes-gcm-siv`, feature `aes-gcm-siv`).
+    #[cfg(feature = "aes-gcm-siv")]
+    Aes256GcmSiv,
+    /// AES-256-GCM from aws-lc-rs (`mrtr-aws-lc`, feature `aws-lc`).
+    #[cfg(feature = "aws-lc")]
+    AwsLcAes256Gcm,
+    /// ChaCha20-Poly1305 from aws-lc-rs (`mrtr-aws-lc`, feature `aws-lc`).
+    #[cfg(feature = "aws-lc")]
+    AwsLcChaCha20Poly1305,
+}
+
+impl Backend {
+    /// Every backend this build has, in a stable order.
+    pub fn enabled() -> &'static [Backend] {
+        &[
+            #[cfg(feature = "aes-gcm")]
+            Self::Aes256Gcm,
+            #[cfg(feature = "chacha20poly1305")]
+            Self::ChaCha20Poly1305,
+            #[cfg(feature = "chacha20poly1305")]
+            Self::XChaCha20Poly1305,
+            #[cfg(feature = "aes-gcm-siv")]
+            Self::Aes256GcmSiv,
+            #[cfg(feature = "aws-lc")]
+            Self::AwsLcAes256Gcm,
+            #[cfg(feature = "aws-lc")]
+            Self::AwsLcChaCha20Poly1305,
+        ]
+    }
+
+    /// The algorithm (what the token header names).
+    pub fn algorithm(self) -> Algorithm {
+        match self {
+            #[cfg(feature = "aes-gcm")]
+            Self::Aes256Gcm => Algorithm::Aes256Gcm,
+            #[cfg(feature = "chacha20poly1305")]
+            Self::ChaCha20Poly1305 => Algorithm::ChaCha20Poly1305,
+            #[cfg(feature = "chacha20poly1305")]
+            Self::XChaCha20Poly1305 => Algorithm::XChaCha20Poly1305,
+            #[cfg(feature = "aes-gcm-siv")]
+            Self::Aes256GcmSiv => Algorithm::Aes256GcmSiv,
+            #[cfg(feature = "aws-lc")]
+            Self::AwsLcAes256Gcm => Algorithm::Aes256Gcm,
+            #[cfg(feature = "aws-lc")]
+            Self::AwsLcChaCha20Poly1305 => Algorithm::ChaCha20Poly1305,
+        }
+    }
+
+    /// A stable name for configuration: the algorithm in lowercase (`aes-256-gcm`,
+    /// `chacha20-poly1305`, `xchacha20-poly1305`, `aes-256-gcm-siv`), prefixed with `aws-lc-`
+    /// for the aws-lc-rs providers.
+    pub fn name(self) -> &'static str {
+        match self {
+            #[cfg(feature = "aes-gcm")]
+            Self::Aes256Gcm => "aes-256-gcm",
+            #[cfg(feature = "chacha20poly1305")]
+            Self::ChaCha20Poly1305 => "chacha20-poly1305",
+            #[cfg(feature = "chacha20poly1305")]
+            Self::XChaCha20Poly1305 => "xchacha20-poly1305",
+            #[cfg(feature = "aes-gcm-siv")]
+            Self::Aes256GcmSiv => "aes-256-gcm-siv",
+            #[cfg(feature = "aws-lc")]
+            Self::AwsLcAes256Gcm => "aws-lc-aes-256-gcm",
+            #[cfg(feature = "aws-lc")]
+            Self::AwsLcChaCha20Poly1305 => "aws-lc-chacha20-poly1305",
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A backend name this build does not have (see [`Backend::enabled`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownBackend(String);
+
+impl fmt::Display for UnknownBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown or disabled AEAD backend {:?}; this build has: ",
+            self.0
+        )?;
+        let names: Vec<&str> = Backend::enabled().iter().map(|b| b.name()).collect();
+        if names.is_empty() {
+            f.write_str("none (enable a backend feature of mrtr-std)")
+        } else {
+            f.write_str(&names.join(", "))
+        }
+    }
+}
+
+impl std::error::Error for UnknownBackend {}
+
+impl FromStr for Backend {
+    type Err = UnknownBackend;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Backend::enabled()
+            .iter()
+            .copied()
+            .find(|b| b.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| UnknownBackend(s.to_owned()))
+    }
+}
+
+/// Token lifetime, round cap and error detail of an [`AnyEngine`]; the defaults are
+/// [`mrtr_core`]'s (5-minute TTL, 10 rounds, uniform errors).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Token lifetime in ms; must be > 0.
+    pub ttl_ms: u64,
+    /// Handler invocations per resume chain (the call plus resumes); must be ≥ 1.
+    pub max_rounds: u32,
+    /// How much of a rejection's cause the client sees ([`ErrorDetail::Detailed`] is for
+    /// development only: it is an oracle).
+    pub error_detail: ErrorDetail,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            ttl_ms: DEFAULT_TTL_MS,
+            max_rounds: DEFAULT_MAX_ROUNDS,
+            error_detail: ErrorDetail::Uniform,
+        }
+    }
+}
+
+/// Why an [`AnyEngine`] cannot be built.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum EngineConfigError {
+    /// The key configuration does not fit the key ring (more keys than it holds).
+    Keys(KeyConfigError),
+    /// The limits are invalid (zero TTL or rounds).
+    Config(ConfigError),
+}
+
+impl fmt::Display for EngineConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Keys(e) => fmt::Display::fmt(e, f),
+            Self::Config(e) => write!(f, "mrtr configuration: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for EngineConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            // Displayed as the key error itself: its causes are this error's.
+            Self::Keys(e) => e.source(),
+            Self::Config(e) => Some(e),
+        }
+    }
+}
+
+impl From<KeyConfigError> for EngineConfigError {
+    fn from(e: KeyConfigError) -> Self {
+        Self::Keys(e)
+    }
+}
+
+impl From<ConfigError> for EngineConfigError {
+    fn from(e: ConfigError) -> Self {
+        Self::Config(e)
+    }
+}
+
+/// The engine of each backend this build has. Built once per process and never moved per
+/// request, so the sizes of the variants do not matter.
+#[allow(clippy::large_enum_variant)]
+enum Inner<R, Clk> {
+    #[cfg(feature = "aes-gcm")]
+    Aes256Gcm(Engine<mrtr_aes_gcm::Aes256Gcm, R, Clk>),
+    #[cfg(feature = "chacha20poly1305")]
+    ChaCha20Poly1305(Engine<mrtr_chacha20poly1305::ChaCha20Poly1305, R, Clk>),
+    #[cfg(feature = "chacha20poly1305")]
+    XChaCha20Poly1305(Engine<mrtr_chacha20poly1305::XChaCha20Poly1305, R, Clk>),
+    #[cfg(feature = "aes-gcm-siv")]
+    Aes256GcmSiv(Engine<mrtr_aes_gcm_siv::Aes256GcmSiv, R, Clk>),
+    #[cfg(feature = "aws-lc")]
+    AwsLcAes256Gcm(Engine<mrtr_aws_lc::Aes256Gcm, R, Clk>),
+    #[cfg(feature = "aws-lc")]
+    AwsLcChaCha20Poly1305(Engine<mrtr_aws_lc::ChaCha20Poly1305, R, Clk>),
+    /// Never built: keeps `R` and `Clk` in use when no backend feature is enabled.
+    #[allow(dead_code)]
+    None(Infallible, PhantomData<fn() -> (R, Clk)>),
+}
+
+/// Runs `$body` with `$e` bound to the engine inside whichever backend `$inner` holds.
+macro_rules! each_engine {
+    ($inner:expr, $e:ident => $body:expr) => {
+        match $inner {
+            #[cfg(feature = "aes-gcm")]
+            Inner::Aes256Gcm($e) => $body,
+            #[cfg(feature = "chacha20poly1305")]
+            Inner::ChaCha20Poly1305($e) => $body,
+            #[cfg(feature = "chacha20poly1305")]
+            Inner::XChaCha20Poly1305($e) => $body,
+            #[cfg(feature = "aes-gcm-siv")]
+            Inner::Aes256GcmSiv($e) => $body,
+            #[cfg(feature = "aws-lc")]
+            Inner::AwsLcAes256Gcm($e) => $body,
+            #[cfg(feature = "aws-lc")]
+            Inner::AwsLcChaCha20Poly1305($e) => $body,
+            Inner::None(never, _) => match *never {},
+        }
+    };
+}
+
+/// An [`Engine`] whose AEAD backend is chosen at run time (by a flag or a configuration
+/// file), over key rings of up to 4 keys: any [`Backend`] this build has.
+///
+/// It offers the [`Engine`] API (`verify`, `commit`, `resume`, their async forms, `pause`,
+/// `input_required`, `reject`, `precheck`) and dispatches to the chosen engine. `R` is the
+/// replay cache, by default the run-time-chosen [`AnyReplayCache`]; `Clk` the clock.
+///
+/// ```
+/// use mrtr_std::core::Principal;
+/// use mrtr_std::engine::{AnyEngine, Backend, Limits, Step};
+/// use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
+/// use mrtr_std::keys::KeyConfig;
+/// use mrtr_std::replay::AnyReplayCache;
+///
+/// // Startup, e.g. from `--cipher chacha20-poly1305 --replay memory`.
+/// let backend: Backend = "chacha20-poly1305".parse()?;
+/// let keys = KeyConfig::parse_env("current=k1; k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")?;
+/// let engine: AnyEngine =
+///     AnyEngine::new(backend, keys, Limits::default(), AnyReplayCache::memory(100_000))?;
+/// assert_eq!(engine.backend(), backend);
+///
+/// // Per request, as with `Engine`.
+/// let req = ResumeRequest::with_map_arguments(Method::ToolsCall, "2026-07-28", "book_table",
+///     None, RequestState::Absent, Principal::Anonymous);
+/// let step = engine.resume(&req)?;
+/// assert!(matches!(step, Step::Fresh));
+/// let token = engine.pause(&req, step.next_round(), b"awaiting date")?;
+///
+/// let retry = ResumeRequest::with_map_arguments(Method::ToolsCall, "2026-07-28", "book_table",
+///     None, RequestState::Token(&token), Principal::Anonymous);
+/// let Step::Resumed(r) = engine.resume(&retry)? else { panic!("not resumed") };
+/// assert_eq!(r.continuation(), b"awaiting date");
+/// assert!(engine.resume(&retry).is_err()); // single use
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct AnyEngine<R = AnyReplayCache, Clk = SystemClock> {
+    backend: Backend,
+    inner: Inner<R, Clk>,
+}
+
+impl<R> AnyEngine<R, SystemClock> {
+    /// Builds the engine for `backend` from a key configuration, the limits and the replay
+    /// cache, on the system clock.
+    ///
+    /// Fails if `keys` holds more than 4 keys, or the limits are invalid.
+    pub fn new(
+        backend: Backend,
+        keys: KeyConfig,
+        limits: Limits,
+        replay: R,
+    ) -> Result<Self, EngineConfigError> {
+        Self::with_clock(backend, keys, limits, replay, SystemClock)
+    }
+}
+
+impl<R, Clk: Clock> AnyEngine<R, Clk> {
+    /// [`AnyEngine::new`] on another clock (a manual clock, in tests).
+    pub fn with_clock(
+        backend: Backend,
+        keys: KeyConfig,
+        limits: Limits,
+        replay: R,
+        clock: Clk,
+    ) -> Result<Self, EngineConfigError> {
+        fn build<C: Cipher, R, Clk: Clock>(
+            keys: KeyConfig,
+            limits: Limits,
+            clock: Clk,
+            replay: R,
+        ) -> Result<Engine<C, R, Clk>, EngineConfigError> {
+            let mrtr = Mrtr::builder(keys.into_ring::<C, 4>()?, clock)
+                .ttl_ms(limits.ttl_ms)
+                .max_rounds(limits.max_rounds)
+                .error_detail(limits.error_detail)
+                .build()?;
+            Ok(Engine::new(mrtr, replay))
+        }
+        let inner = match backend {
+            #[cfg(feature = "aes-gcm")]
+            Backend::Aes256Gcm => Inner::Aes256Gcm(build(keys, limits, clock, replay)?),
+            #[cfg(feature = "chacha20poly1305")]
+            Backend::ChaCha20Poly1305 => {
+                Inner::ChaCha20Poly1305(build(keys, limits, clock, replay)?)
+            }
+            #[cfg(feature = "chacha20poly1305")]
+            Backend::XChaCha20Poly1305 => {
+                Inner::XChaCha20Poly1305(build(keys, limits, clock, replay)?)
+            }
+            #[cfg(feature = "aes-gcm-siv")]
+            Backend::Aes256GcmSiv => Inner::Aes256GcmSiv(build(keys, limits, clock, replay)?),
+            #[cfg(feature = "aws-lc")]
+            Backend::AwsLcAes256Gcm => Inner::AwsLcAes256Gcm(build(keys, limits, clock, replay)?),
+            #[cfg(feature = "aws-lc")]
+            Backend::AwsLcChaCha20Poly1305 => {
+                Inner::AwsLcChaCha20Poly1305(build(keys, limits, clock, replay)?)
+            }
+        };
+        Ok(Self { backend, inner })
+    }
+
+    /// The backend in use.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The AEAD algorithm in use.
+    pub fn algorithm(&self) -> Algorithm {
+        self.backend.algorithm()
+    }
+
+    /// The token lifetime, round cap and error detail in use.
+    pub fn limits(&self) -> Limits {
+        each_engine!(&self.inner, e => Limits {
+            ttl_ms: e.mrtr().ttl_ms(),
+            max_rounds: e.mrtr().max_rounds(),
+            error_detail: e.mrtr().error_detail(),
+        })
+    }
+
+    /// The replay cache.
+    pub fn replay_cache(&self) -> &R {
+        each_engine!(&self.inner, e => e.replay_cache())
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &Clk {
+        each_engine!(&self.inner, e => e.mrtr().clock())
+    }
+
+    /// [`Engine::pause`]: seals a paused call's continuation; returns the `requestState`.
+    pub fn pause(
+        &self,
+        req: &ResumeRequest<'_>,
+        round: Round,
+        continuation: &[u8],
+    ) -> Result<String, PauseError> {
+        each_engine!(&self.inner, e => e.pause(req, round, continuation))
+    }
+
+    /// [`Engine::input_required`]: the sealed state in an `input_required` result.
+    pub fn input_required(
+        &self,
+        req: &ResumeRequest<'_>,
+        round: Round,
+        continuation: &[u8],
+        input_requests: Option<Value>,
+    ) -> Result<Value, PauseError> {
+        each_engine!(&self.inner, e => e.input_required(req, round, continuation, input_requests))
+    }
+
+    /// [`Engine::verify`]: every check but the replay record.
+    pub fn verify(&self, req: &ResumeRequest<'_>) -> Result<Verified, JsonRpcError> {
+        each_engine!(&self.inner, e => e.verify(req))
+    }
+
+    /// [`Engine::reject`]: the rejection for `reason` in this engine's error-detail mode.
+    pub fn reject(&self, reason: Reason) -> JsonRpcError {
+        each_engine!(&self.inner, e => e.reject(reason))
+    }
+
+    /// [`Engine::precheck`]: the rejection for a raw message whose `requestState` on a
+    /// pausable method is not a string.
+    pub fn precheck(&self, message: &Value) -> Option<JsonRpcError> {
+        each_engine!(&self.inner, e => e.precheck(message))
+    }
+}
+
+impl<R: ReplayCache, Clk: Clock> AnyEngine<R, Clk> {
+    /// [`Engine::resume`]: checks the request's `requestState`, the replay cache last.
+    pub fn resume(&self, req: &ResumeRequest<'_>) -> Result<Step, JsonRpcError> {
+        each_engine!(&self.inner, e => e.resume(req))
+    }
+
+    /// [`Engine::commit`]: records a verified token.
+    pub fn commit(&self, v: Verified) -> Result<Step, JsonRpcError> {
+        each_engine!(&self.inner, e => e.commit(v))
+    }
+}
+
+impl<R: AsyncReplayCache, Clk: Clock> AnyEngine<R, Clk> {
+    /// [`Engine::resume_async`]: checks the request's `requestState`, awaiting the replay
+    /// cache last.
+    pub async fn resume_async(&self, req: &ResumeRequest<'_>) -> Result<Step, JsonRpcError> {
+        each_engine!(&self.inner, e => e.resume_async(req).await)
+    }
+
+    /// [`Engine::commit_async`]: records a verified token in an asynchronous replay cache.
+    pub async fn commit_async(&self, v: Verified) -> Result<Step, JsonRpcError> {
+        each_engine!(&self.inner, e => e.commit_async(v).await)
+    }
+}
+
+impl<R: fmt::Debug, Clk> fmt::Debug for AnyEngine<R, Clk> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("AnyEngine");
+        d.field("backend", &self.backend);
+        each_engine!(&self.inner, e => d.field("engine", e));
+        d.finish()
+    }
+}

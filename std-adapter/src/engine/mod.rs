@@ -1,0 +1,309 @@
+//! The resume/pause engine for JSON-RPC handlers: a configured [`Mrtr`], the OS random
+//! generator and a replay cache, behind a JSON-shaped API.
+//!
+//! A handler calls [`Engine::resume`] (or [`Engine::resume_async`] on tokio with a network
+//! replay store) with the request's [`ResumeRequest`]:
+//!
+//! * [`Step::Fresh`]: no `requestState`, start the call;
+//! * [`Step::Resumed`]: a valid token, continue from its continuation;
+//! * `Err(JsonRpcError)`: answer the request with this error object.
+//!
+//! A handler that refuses some requests for reasons of their own (a client capability the
+//! request did not declare, arguments that fail validation) splits the two halves: it runs
+//! [`Engine::verify`] (every check but the replay record), then its own checks, then
+//! [`Engine::commit`] / [`Engine::commit_async`], so a request it refuses does not spend the
+//! token: the client can fix the request and retry with the same `requestState`.
+//!
+//! When the handler needs input it calls [`Engine::input_required`] with the round
+//! ([`Step::next_round`]) and its continuation, and answers with that result. A pause can
+//! fail ([`PauseError`]): at the round cap (no dead token is issued), when the arguments
+//! cannot be bound, or on a server fault; each maps to the JSON-RPC error to answer with.
+//!
+//! [`AnyEngine`] is the same engine with the AEAD chosen at run time.
+//!
+//! Every rejection is logged as a `tracing` event (target `mrtr`) with its precise reason
+//! ([`mrtr_core::Reason::as_str`]), the method and the target; tokens, keys and
+//! continuations never appear in logs or `Debug` output.
+
+use std::fmt;
+
+use mrtr_core::cipher::Cipher;
+use mrtr_core::replay::{NoReplayCache, ReplayCache, ReplayError};
+use mrtr_core::token::{TokenBuf, token_len_for};
+use mrtr_core::{Clock, Mrtr, Reason, Round, SealError};
+use serde_json::Value;
+use zeroize::Zeroizing;
+
+use crate::clock::SystemClock;
+use crate::jsonrpc::{JsonRpcError, Method, ResumeRequest, input_required_result};
+use crate::replay::AsyncReplayCache;
+use crate::rng::OsRng;
+
+mod any;
+mod step;
+
+pub use any::{AnyEngine, Backend, EngineConfigError, Limits, UnknownBackend};
+use step::Record;
+pub use step::{PauseError, Resumption, Step, Verified};
+
+/// Longest continuation a handler may seal, in bytes.
+pub const MAX_CONTINUATION_LEN: usize = 8 * 1024;
+
+/// Longest `requestState` accepted (and produced): a token holding a
+/// [`MAX_CONTINUATION_LEN`]-byte continuation. Longer ones are refused before decoding.
+pub const MAX_TOKEN_LEN: usize = token_len_for(MAX_CONTINUATION_LEN);
+
+type Buf = TokenBuf<MAX_TOKEN_LEN>;
+
+/// A configured [`Mrtr`] plus a replay cache `R` and the OS random generator.
+///
+/// `R` is a synchronous [`ReplayCache`] for [`Engine::resume`] (e.g.
+/// [`MemoryReplayCache`](crate::replay::MemoryReplayCache)), an [`AsyncReplayCache`] for
+/// [`Engine::resume_async`] (e.g. the Redis cache), or [`NoReplayCache`]: tokens are then
+/// multi-use within their TTL. The `Mrtr` keeps its own TTL, round cap and error detail.
+pub struct Engine<C, R = NoReplayCache, Clk = SystemClock, const K: usize = 4> {
+    mrtr: Mrtr<C, Clk, NoReplayCache, K>,
+    replay: R,
+}
+
+impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
+    /// Wraps a configured `Mrtr` (built without a replay cache) and the replay cache to use.
+    pub fn new(mrtr: Mrtr<C, Clk, NoReplayCache, K>, replay: R) -> Self {
+        Self { mrtr, replay }
+    }
+
+    /// The token engine.
+    pub fn mrtr(&self) -> &Mrtr<C, Clk, NoReplayCache, K> {
+        &self.mrtr
+    }
+
+    /// The replay cache.
+    pub fn replay_cache(&self) -> &R {
+        &self.replay
+    }
+
+    /// Seals a paused call's `continuation` and returns the `requestState` text.
+    ///
+    /// `round` is [`Step::next_round`] of the request being handled. Fails
+    /// ([`PauseError`]) at the round cap, when the arguments cannot be bound, or on a
+    /// server-side fault: a continuation over [`MAX_CONTINUATION_LEN`], a request that
+    /// cannot be bound (over-long target, version or principal), randomness or key
+    /// exhaustion.
+    pub fn pause(
+        &self,
+        req: &ResumeRequest<'_>,
+        round: Round,
+        continuation: &[u8],
+    ) -> Result<String, PauseError> {
+        let args = match req.args_digest() {
+            Ok(args) => args,
+            Err(e) => {
+                tracing::info!(target: "mrtr", method = %req.method(), target_name = req.target(),
+                    error = %e, "cannot pause: arguments cannot be bound");
+                return Err(PauseError::Unbindable(e.clone()));
+            }
+        };
+        let sealed = req
+            .binding()
+            .map_err(|e| SealError::from(*e))
+            .and_then(|binding| {
+                if continuation.len() > MAX_CONTINUATION_LEN {
+                    return Err(SealError::TooLarge);
+                }
+                let mut out: Box<Buf> = Box::new(TokenBuf::new());
+                let sealed =
+                    self.mrtr
+                        .pause(round, binding, args, continuation, &mut OsRng, &mut out)?;
+                Ok(sealed.as_str().to_owned())
+            });
+        match sealed {
+            Ok(token) => {
+                tracing::trace!(target: "mrtr", method = %req.method(), target_name = req.target(),
+                    round = round.get(), len = token.len(), "requestState sealed");
+                Ok(token)
+            }
+            Err(SealError::RoundsExhausted) => {
+                tracing::info!(target: "mrtr", method = %req.method(), target_name = req.target(),
+                    round = round.get(), "cannot pause: the resume chain is at its round cap");
+                Err(PauseError::RoundCap(
+                    self.mrtr.reject(Reason::RoundsExceeded),
+                ))
+            }
+            Err(e) => {
+                tracing::error!(target: "mrtr", method = %req.method(), error = %e, "cannot seal requestState");
+                Err(PauseError::Seal(e))
+            }
+        }
+    }
+
+    /// [`Engine::pause`], wrapped in the `input_required` result with `input_requests` (the
+    /// `inputRequests` map; `None` for a state-only result).
+    pub fn input_required(
+        &self,
+        req: &ResumeRequest<'_>,
+        round: Round,
+        continuation: &[u8],
+        input_requests: Option<Value>,
+    ) -> Result<Value, PauseError> {
+        let token = Zeroizing::new(self.pause(req, round, continuation)?);
+        Ok(input_required_result(&token, input_requests))
+    }
+
+    /// The JSON-RPC error rejecting a `requestState` for `reason`, in this engine's
+    /// error-detail mode (for checks the caller runs itself). Not logged: the caller logs.
+    ///
+    /// ```
+    /// use mrtr_std::core::{Mrtr, Reason};
+    /// use mrtr_std::engine::Engine;
+    /// use mrtr_std::keys::KeyConfig;
+    /// use mrtr_std::{Aes256Gcm, SystemClock};
+    ///
+    /// let keys = KeyConfig::ephemeral()?;
+    /// let engine = Engine::new(Mrtr::builder(keys.into_ring::<Aes256Gcm, 4>()?, SystemClock).build()?, ());
+    /// let error = engine.reject(Reason::Malformed);
+    /// assert_eq!(error.code(), -32602);
+    /// assert_eq!(error.data().unwrap()["reason"], "invalid_request_state"); // uniform mode
+    /// assert_eq!(error.rejection().unwrap().reason(), Reason::Malformed);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reject(&self, reason: Reason) -> JsonRpcError {
+        JsonRpcError::from_rejection(self.mrtr.reject(reason))
+    }
+
+    /// [`jsonrpc::precheck`](crate::jsonrpc::precheck) in this engine's error-detail mode:
+    /// the rejection for a raw JSON-RPC message whose `requestState` on a pausable method is
+    /// not a string, to answer before an SDK that types it as a string parses the message.
+    pub fn precheck(&self, message: &Value) -> Option<JsonRpcError> {
+        crate::jsonrpc::precheck(message, self.mrtr.error_detail())
+    }
+
+    /// Logs and wraps a rejection of a request for `method` on `target`.
+    fn rejected(&self, method: Method, target: &str, reason: Reason) -> JsonRpcError {
+        match reason {
+            Reason::ReplayStoreFull | Reason::ReplayStoreUnavailable => tracing::warn!(
+                target: "mrtr",
+                reason = reason.as_str(),
+                method = %method,
+                target_name = target,
+                "requestState refused: replay store cannot record it (fail closed)"
+            ),
+            _ => tracing::info!(
+                target: "mrtr",
+                reason = reason.as_str(),
+                method = %method,
+                target_name = target,
+                "requestState rejected"
+            ),
+        }
+        JsonRpcError::from_rejection(self.mrtr.reject(reason))
+    }
+
+    /// Every check of the request's `requestState` but the replay record: a request with
+    /// no `requestState` verifies as fresh; a `requestState` that is not a string, does not
+    /// open for this request, or comes with arguments that cannot be bound is rejected. Then
+    /// [`Engine::commit`] / [`Engine::commit_async`] record it.
+    pub fn verify(&self, req: &ResumeRequest<'_>) -> Result<Verified, JsonRpcError> {
+        let reject = |reason| self.rejected(req.method(), req.target(), reason);
+        let Some(token) = req.request_state().token().map_err(reject)? else {
+            return Ok(Verified {
+                step: Step::Fresh,
+                record: None,
+            });
+        };
+        let args = req
+            .args_digest()
+            .map_err(|_| reject(Reason::ArgumentsUnbindable))?;
+        let binding = req.binding().map_err(|_| reject(Reason::InvalidBinding))?;
+        let mut buf: Box<Buf> = Box::new(TokenBuf::new());
+        let resumed = self
+            .mrtr
+            .verify(token, binding, args, &mut buf)
+            .map_err(|r| reject(r.reason()))?;
+        let resumption = Resumption {
+            continuation: Zeroizing::new(resumed.continuation().to_vec()),
+            round: resumed.round(),
+            next_round: resumed.next_round(),
+            expires_at_ms: resumed.expires_at_ms(),
+        };
+        tracing::trace!(target: "mrtr", method = %req.method(), target_name = req.target(),
+            round = resumption.round, "requestState verified");
+        Ok(Verified {
+            record: Some(Record {
+                id: resumed.token_id(),
+                expires_at_ms: resumption.expires_at_ms,
+                method: req.method(),
+                target: req.target().into(),
+            }),
+            step: Step::Resumed(resumption),
+        })
+        // `buf` (holding the opened state) is wiped on drop here.
+    }
+
+    /// The replay step, shared by [`Engine::commit`] and [`Engine::commit_async`]: the
+    /// store's answer for a verified token becomes its step, or the rejection.
+    fn recorded(
+        &self,
+        step: Step,
+        r: &Record,
+        answer: Result<(), ReplayError>,
+    ) -> Result<Step, JsonRpcError> {
+        match answer {
+            Ok(()) => {
+                tracing::trace!(target: "mrtr", method = %r.method, target_name = &*r.target,
+                    "requestState recorded as spent");
+                Ok(step)
+            }
+            Err(e) => {
+                Err(self.rejected(r.method, &r.target, self.mrtr.replay_rejection(e).reason()))
+            }
+        }
+    }
+}
+
+impl<C: Cipher, R: ReplayCache, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
+    /// Checks the request's `requestState`: every resume check of [`Mrtr::resume`], the
+    /// replay cache last ([`Engine::verify`] then [`Engine::commit`]).
+    pub fn resume(&self, req: &ResumeRequest<'_>) -> Result<Step, JsonRpcError> {
+        self.commit(self.verify(req)?)
+    }
+
+    /// Records a verified token in the replay cache (single use) and returns the step.
+    pub fn commit(&self, v: Verified) -> Result<Step, JsonRpcError> {
+        let Some(r) = v.record else {
+            return Ok(v.step);
+        };
+        let now = self.mrtr.clock().now_ms();
+        let answer = self.replay.check_and_record(&r.id, r.expires_at_ms, now);
+        self.recorded(v.step, &r, answer)
+    }
+}
+
+impl<C: Cipher, R: AsyncReplayCache, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
+    /// [`Engine::resume`] with an asynchronous replay cache: verifies (CPU only, no I/O),
+    /// then awaits the cache's check-and-record. Never blocks the runtime.
+    pub async fn resume_async(&self, req: &ResumeRequest<'_>) -> Result<Step, JsonRpcError> {
+        self.commit_async(self.verify(req)?).await
+    }
+
+    /// [`Engine::commit`] with an asynchronous replay cache.
+    pub async fn commit_async(&self, v: Verified) -> Result<Step, JsonRpcError> {
+        let Some(r) = v.record else {
+            return Ok(v.step);
+        };
+        let now = self.mrtr.clock().now_ms();
+        let answer = self
+            .replay
+            .check_and_record(&r.id, r.expires_at_ms, now)
+            .await;
+        self.recorded(v.step, &r, answer)
+    }
+}
+
+impl<C, R: fmt::Debug, Clk, const K: usize> fmt::Debug for Engine<C, R, Clk, K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Engine")
+            .field("mrtr", &self.mrtr)
+            .field("replay", &self.replay)
+            .finish()
+    }
+}
