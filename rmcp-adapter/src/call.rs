@@ -1,0 +1,237 @@
+//! A pausable request in two steps: [`Pending`] (verified, token not yet spent) and [`Call`]
+//! (committed: the handler runs, and may pause again with a typed continuation).
+
+use std::fmt;
+
+use mrtr_std::core::ArgsDigest;
+use mrtr_std::engine::{Resumption, Step, Verified};
+use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest, Unbindable};
+use mrtr_std::replay::{AnyReplayCache, AsyncReplayCache};
+use rmcp::RoleServer;
+use rmcp::model::{ClientCapabilities, ErrorData, InputRequests, InputRequiredResult, InputResponses};
+use rmcp::service::RequestContext;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::caller::Caller;
+use crate::error::ToErrorData;
+use crate::mrtr::Mrtr;
+
+/// What a request is bound to, owned (so it can be kept across the handler's awaits).
+pub(crate) struct Binding {
+    pub(crate) method: Method,
+    pub(crate) version: String,
+    pub(crate) target: String,
+    pub(crate) caller: Caller,
+    pub(crate) args: Result<ArgsDigest, Unbindable>,
+}
+
+impl Binding {
+    /// The request to seal the next token against.
+    fn request(&self) -> ResumeRequest<'_> {
+        ResumeRequest::from_parts(
+            self.method,
+            &self.version,
+            &self.target,
+            self.caller.principal(),
+            RequestState::Absent,
+            self.args.clone(),
+        )
+    }
+}
+
+/// A pausable request whose `requestState` passed every check but the replay record.
+///
+/// Run the checks that are the request's fault and not the handler's here (a capability the
+/// request did not declare, arguments that fail validation): a refusal now leaves the token
+/// unspent, so the client can fix the request and retry with the same `requestState`. Then
+/// [`Pending::commit`] records the token (single use) and gives the [`Call`]. Nothing the
+/// client could not repeat may happen before the commit succeeds.
+#[must_use = "commit the pending request to spend its token and run the handler"]
+pub struct Pending<R = AnyReplayCache> {
+    mrtr: Mrtr<R>,
+    binding: Binding,
+    verified: Verified,
+    input_responses: Option<InputResponses>,
+    ctx: RequestContext<RoleServer>,
+}
+
+impl<R: AsyncReplayCache> Pending<R> {
+    pub(crate) fn new(
+        mrtr: Mrtr<R>,
+        binding: Binding,
+        verified: Verified,
+        input_responses: Option<InputResponses>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Self {
+        Self {
+            mrtr,
+            binding,
+            verified,
+            input_responses,
+            ctx,
+        }
+    }
+
+    /// Whether the request carried no `requestState` (a fresh call).
+    pub fn is_fresh(&self) -> bool {
+        self.verified.is_fresh()
+    }
+
+    /// The caller the request (and any token it pauses with) is bound to.
+    pub fn caller(&self) -> &Caller {
+        &self.binding.caller
+    }
+
+    /// The client capabilities this request declared (per request in 2026-07-28).
+    pub fn capabilities(&self) -> Option<ClientCapabilities> {
+        self.ctx.client_capabilities()
+    }
+
+    /// The request's context (peer, extensions, cancellation).
+    pub fn context(&self) -> &RequestContext<RoleServer> {
+        &self.ctx
+    }
+
+    /// Records the token as spent (the replay store is asked now: this is the await) and
+    /// returns the call. A replay, or a replay store that cannot answer, is the uniform
+    /// rejection.
+    pub async fn commit(self) -> Result<Call<R>, ErrorData> {
+        let step = self
+            .mrtr
+            .engine()
+            .commit_async(self.verified)
+            .await
+            .map_err(|e| e.to_error_data())?;
+        Ok(Call {
+            mrtr: self.mrtr,
+            binding: self.binding,
+            step,
+            input_responses: self.input_responses,
+            ctx: self.ctx,
+        })
+    }
+}
+
+impl<R> fmt::Debug for Pending<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pending")
+            .field("method", &self.binding.method)
+            .field("target", &self.binding.target)
+            .field("caller", &self.binding.caller)
+            .field("fresh", &self.verified.is_fresh())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A committed pausable request: fresh, or resumed from a token that is now spent. The
+/// handler reads its state ([`Call::state`]) and the client's answers
+/// ([`Call::input_responses`]), and either completes or pauses again ([`Call::pause`],
+/// [`Call::retry`]).
+pub struct Call<R = AnyReplayCache> {
+    mrtr: Mrtr<R>,
+    binding: Binding,
+    step: Step,
+    input_responses: Option<InputResponses>,
+    ctx: RequestContext<RoleServer>,
+}
+
+impl<R> Call<R> {
+    /// Fresh, or resumed (with its continuation).
+    pub fn step(&self) -> &Step {
+        &self.step
+    }
+
+    /// The resumed token's continuation and round, if resumed.
+    pub fn resumed(&self) -> Option<&Resumption> {
+        match &self.step {
+            Step::Fresh => None,
+            Step::Resumed(r) => Some(r),
+        }
+    }
+
+    /// The handler's own state, sealed when it paused: `None` on a fresh call.
+    ///
+    /// The bytes were sealed by this server, so they decode unless the state type changed
+    /// between the pause and the resume (a deploy in between): that is an internal error.
+    pub fn state<T: DeserializeOwned>(&self) -> Result<Option<T>, ErrorData> {
+        self.resumed()
+            .map(|r| {
+                serde_json::from_slice(r.continuation()).map_err(|e| {
+                    tracing::error!(target: "mrtr", method = %self.binding.method,
+                        target_name = %self.binding.target, error = %e,
+                        "a sealed continuation does not decode as the handler's state type");
+                    ErrorData::internal_error("Internal error: cannot read the paused state", None)
+                })
+            })
+            .transpose()
+    }
+
+    /// The client's answers to the previous round's input requests.
+    pub fn input_responses(&self) -> Option<&InputResponses> {
+        self.input_responses.as_ref()
+    }
+
+    /// The caller the call is bound to.
+    pub fn caller(&self) -> &Caller {
+        &self.binding.caller
+    }
+
+    /// The client capabilities this request declared.
+    pub fn capabilities(&self) -> Option<ClientCapabilities> {
+        self.ctx.client_capabilities()
+    }
+
+    /// The request's context.
+    pub fn context(&self) -> &RequestContext<RoleServer> {
+        &self.ctx
+    }
+}
+
+impl<R> Call<R> {
+    /// Pauses: seals `state` (as JSON, at most
+    /// [`MAX_CONTINUATION_LEN`](mrtr_std::engine::MAX_CONTINUATION_LEN) bytes) into a
+    /// `requestState` bound to this request, and returns the `input_required` result asking
+    /// for `requests`.
+    ///
+    /// Fails at the round cap (the client gets the max-rounds rejection instead of a token
+    /// that could never resume), when the arguments cannot be bound (`-32602` naming why),
+    /// or on a server fault (`-32603`).
+    pub fn pause<T: Serialize>(
+        &self,
+        state: &T,
+        requests: InputRequests,
+    ) -> Result<InputRequiredResult, ErrorData> {
+        let token = self.seal(state)?;
+        Ok(InputRequiredResult::new(Some(requests), Some(token)))
+    }
+
+    /// Pauses with `state` and no input request: a state-only result the client retries as
+    /// it is (load shedding, long work in steps).
+    pub fn retry<T: Serialize>(&self, state: &T) -> Result<InputRequiredResult, ErrorData> {
+        Ok(InputRequiredResult::from_request_state(self.seal(state)?))
+    }
+
+    fn seal<T: Serialize>(&self, state: &T) -> Result<String, ErrorData> {
+        let bytes = serde_json::to_vec(state).map_err(|e| {
+            tracing::error!(target: "mrtr", error = %e, "cannot encode the handler's state");
+            ErrorData::internal_error("Internal error: cannot encode the paused state", None)
+        })?;
+        let req = self.binding.request();
+        self.mrtr
+            .engine()
+            .pause(&req, self.step.next_round(), &bytes)
+            .map_err(|e| e.to_error_data())
+    }
+}
+
+impl<R> fmt::Debug for Call<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Call")
+            .field("method", &self.binding.method)
+            .field("target", &self.binding.target)
+            .field("caller", &self.binding.caller)
+            .field("step", &self.step)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,83 @@
+//! [`Parameters`]: the extractor for rmcp `#[tool]` functions: the tool's parameters and its
+//! verified request in one.
+//!
+//! It is named like rmcp's own `Parameters` on purpose: rmcp's `#[tool]` macro takes a
+//! tool's input schema from the parameter whose type is called `Parameters`, so swapping
+//! `rmcp::handler::server::wrapper::Parameters<Args>` for `mrtr_rmcp::Parameters<Args>`
+//! keeps the schema (from `Args: JsonSchema`) and adds mrtr.
+
+use mrtr_std::jsonrpc::Method;
+use mrtr_std::replay::{AnyReplayCache, AsyncReplayCache};
+use rmcp::handler::server::common::FromContextPart;
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::{ErrorData, JsonObject};
+use serde::de::DeserializeOwned;
+
+use crate::call::Pending;
+use crate::mrtr::HasMrtr;
+
+/// A `#[tool]` function's parameters `P` and its verified request, in one extractor.
+///
+/// It takes the call's `arguments` (so it replaces rmcp's `Parameters<P>`: use one or the
+/// other; a second extractor of the arguments would see none), digests them exactly as sent, verifies the `requestState` (every check but the
+/// replay record: rmcp's extractors are synchronous, and the replay store is asynchronous),
+/// and then deserializes `P`. The function runs its own checks, then
+/// [`Pending::commit`]`().await` spends the token, keeping mrtr's order of checks intact: a
+/// request the function refuses before the commit leaves its token usable.
+///
+/// ```ignore
+/// #[tool(description = "Books a table")]
+/// async fn book_table(&self, Parameters { params, pending }: Parameters<BookArgs>)
+///     -> Result<CallToolResponse, ErrorData>
+/// {
+///     require_form_elicitation(pending.capabilities())?;   // refused: token unspent
+///     let call = pending.commit().await?;                  // single use from here
+///     match call.state::<Booking>()? { /* ... */ }
+/// }
+/// ```
+#[derive(Debug)]
+pub struct Parameters<P = JsonObject, R = AnyReplayCache> {
+    /// The tool's parameters, deserialized from `arguments`.
+    pub params: P,
+    /// The verified request; commit it to spend the token.
+    pub pending: Pending<R>,
+}
+
+impl<S, P, R> FromContextPart<ToolCallContext<'_, S>> for Parameters<P, R>
+where
+    S: HasMrtr<R>,
+    P: DeserializeOwned,
+    R: AsyncReplayCache,
+{
+    fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, ErrorData> {
+        let arguments = context.arguments.take();
+        let request_state = context.request_state.take();
+        let input_responses = context.input_responses.take();
+        let pending = context.service.mrtr().verify(
+            Method::ToolsCall,
+            &context.name,
+            arguments.as_ref(),
+            request_state.as_deref(),
+            input_responses,
+            &context.request_context,
+        )?;
+        let params = serde_json::from_value(serde_json::Value::Object(
+            arguments.unwrap_or_default(),
+        ))
+        .map_err(|e| {
+            ErrorData::invalid_params(format!("failed to deserialize parameters: {e}"), None)
+        })?;
+        Ok(Self { params, pending })
+    }
+}
+
+/// The input schema of the tool is `P`'s.
+impl<P: schemars::JsonSchema, R> schemars::JsonSchema for Parameters<P, R> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        P::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        P::json_schema(generator)
+    }
+}

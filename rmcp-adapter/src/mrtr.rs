@@ -1,0 +1,189 @@
+//! [`Mrtr`]: the engine and where callers come from, shared by every handler; and the
+//! builders that turn rmcp's parameters into a verified [`Pending`] request.
+
+use std::fmt;
+use std::sync::Arc;
+
+use mrtr_std::engine::AnyEngine;
+use mrtr_std::ijson::Violation;
+use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
+use mrtr_std::replay::{AnyReplayCache, AsyncReplayCache};
+use rmcp::RoleServer;
+use rmcp::model::{
+    CallToolRequestParams, ErrorData, GetPromptRequestParams, InputResponses, JsonObject,
+    ReadResourceRequestParams,
+};
+use rmcp::service::RequestContext;
+
+use crate::caller::{Caller, FromExtensions, PrincipalSource, http_parts};
+use crate::call::{Binding, Pending};
+use crate::error::ToErrorData;
+
+/// mrtr for an rmcp server: the [`AnyEngine`] that seals and checks `requestState`, and the
+/// [`PrincipalSource`] that names the caller. Cheap to clone (one `Arc`); build it once at
+/// startup and keep it in the server struct ([`HasMrtr`]).
+pub struct Mrtr<R = AnyReplayCache> {
+    shared: Arc<Shared<R>>,
+}
+
+struct Shared<R> {
+    engine: AnyEngine<R>,
+    principals: Box<dyn PrincipalSource>,
+}
+
+impl<R> Clone for Mrtr<R> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<R: fmt::Debug> fmt::Debug for Mrtr<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Mrtr")
+            .field("engine", &self.shared.engine)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A server that holds a [`Mrtr`]: what the [`Parameters`](crate::Parameters) extractor of a
+/// `#[tool]` function needs from it. One line to implement.
+pub trait HasMrtr<R = AnyReplayCache> {
+    /// The server's mrtr.
+    fn mrtr(&self) -> &Mrtr<R>;
+}
+
+impl<R> Mrtr<R> {
+    /// mrtr with `engine`, reading the caller from the [`Caller`] a bearer-auth layer put in
+    /// the HTTP request's extensions (anonymous on stdio).
+    pub fn new(engine: AnyEngine<R>) -> Self {
+        Self::with_principal_source(engine, FromExtensions)
+    }
+
+    /// mrtr with `engine`, naming callers with `principals`.
+    pub fn with_principal_source(engine: AnyEngine<R>, principals: impl PrincipalSource) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                engine,
+                principals: Box::new(principals),
+            }),
+        }
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &AnyEngine<R> {
+        &self.shared.engine
+    }
+
+    /// The caller of the request `ctx` belongs to.
+    pub fn caller(&self, ctx: &RequestContext<RoleServer>) -> Caller {
+        self.shared.principals.caller(http_parts(ctx))
+    }
+}
+
+impl<R: AsyncReplayCache> Mrtr<R> {
+    /// A `tools/call` (in a hand-written `ServerHandler::call_tool`), verified: every check
+    /// of its `requestState` but the replay record. Commit it ([`Pending::commit`]) once the
+    /// handler's own checks pass.
+    pub fn tool_call(
+        &self,
+        params: &CallToolRequestParams,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<Pending<R>, ErrorData> {
+        self.verify(
+            Method::ToolsCall,
+            &params.name,
+            params.arguments.as_ref(),
+            params.request_state.as_deref(),
+            params.input_responses.clone(),
+            ctx,
+        )
+    }
+
+    /// A `prompts/get`, verified (see [`Mrtr::tool_call`]). rmcp's prompt router drops
+    /// `requestState` before a `#[prompt]` function runs, so pausable prompts are served from a
+    /// hand-written `ServerHandler::get_prompt`.
+    pub fn prompt_get(
+        &self,
+        params: &GetPromptRequestParams,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<Pending<R>, ErrorData> {
+        self.verify(
+            Method::PromptsGet,
+            &params.name,
+            params.arguments.as_ref(),
+            params.request_state.as_deref(),
+            params.input_responses.clone(),
+            ctx,
+        )
+    }
+
+    /// A `resources/read`, verified (see [`Mrtr::tool_call`]); bound to the URI, no
+    /// arguments.
+    pub fn resource_read(
+        &self,
+        params: &ReadResourceRequestParams,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<Pending<R>, ErrorData> {
+        self.verify(
+            Method::ResourcesRead,
+            &params.uri,
+            None,
+            params.request_state.as_deref(),
+            params.input_responses.clone(),
+            ctx,
+        )
+    }
+
+    /// Builds the request's binding once and verifies its `requestState`.
+    pub(crate) fn verify(
+        &self,
+        method: Method,
+        target: &str,
+        arguments: Option<&JsonObject>,
+        request_state: Option<&str>,
+        input_responses: Option<InputResponses>,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<Pending<R>, ErrorData> {
+        let version = ctx
+            .protocol_version()
+            .map(|v| v.as_str().to_owned())
+            .unwrap_or_default();
+        let caller = self.caller(ctx);
+        let state = match request_state {
+            Some(token) => RequestState::Token(token),
+            None => RequestState::Absent,
+        };
+        let mut req = ResumeRequest::with_map_arguments(
+            method,
+            &version,
+            target,
+            arguments,
+            state,
+            caller.principal(),
+        );
+        // The precheck layer found the raw request is not I-JSON: it cannot be bound.
+        if let Some(v) = http_parts(ctx).and_then(|p| p.extensions.get::<Violation>()) {
+            req = req.not_i_json(v.clone());
+        }
+        let verified = self
+            .engine()
+            .verify(&req)
+            .map_err(|e| e.to_error_data())?;
+        let args = req.args_digest().map(|d| *d).map_err(Clone::clone);
+        Ok(Pending::new(
+            self.clone(),
+            Binding {
+                method,
+                version,
+                target: target.to_owned(),
+                caller,
+                args,
+            },
+            verified,
+            input_responses,
+            ctx.clone(),
+        ))
+    }
+}
