@@ -8,13 +8,14 @@ use std::time::{Duration, Instant};
 
 use mrtr_std::clock::{ManualClock, MonotonicClock, StdMonotonicClock};
 use mrtr_std::subscription::{
-    Authorization, AuthorizationContext, EndReason, Grant, InvocationFeatures, ListenRefused,
-    NotificationFilter, Registry, RegistryConfig, RegistryHandle, RequestId,
+    Admission, Authorization, AuthorizationContext, EndReason, Grant, InvocationFeatures,
+    ListenRefused, NotificationFilter, Principal, Registry, RegistryConfig, RegistryHandle,
+    RequestId,
 };
 
 const WAIT: Duration = Duration::from_secs(20);
 
-/// Allows callers whose evidence is the string "alice" while `allow` is set; counts calls;
+/// Allows callers admitted as subject "alice" while `allow` is set; counts calls;
 /// takes `delay` to decide.
 #[derive(Clone)]
 struct Policy {
@@ -37,7 +38,7 @@ impl Policy {
         let authorizer = move |ctx: &AuthorizationContext, _: &InvocationFeatures| {
             p.calls.fetch_add(1, Ordering::SeqCst);
             std::thread::sleep(p.delay);
-            let alice = ctx.evidence_as::<String>().is_some_and(|s| s == "alice");
+            let alice = ctx.principal().is_some_and(|p| p.subject() == "alice");
             Ok(if alice && p.allow.load(Ordering::SeqCst) {
                 Authorization::Allowed(Grant::for_duration(ctx, Duration::from_secs(60)))
             } else {
@@ -48,8 +49,8 @@ impl Policy {
     }
 }
 
-fn alice() -> Option<mrtr_std::subscription::AppValue> {
-    Some(Arc::new("alice".to_owned()))
+fn alice() -> Admission {
+    Admission::of(Principal::new("https://idp.example", "alice"))
 }
 
 fn filter() -> NotificationFilter {
@@ -91,7 +92,9 @@ async fn denied_and_over_capacity_listens_are_refused_without_holding_a_slot() {
         ..RegistryConfig::default()
     };
     let subs = spawn(&policy, cfg);
-    let denied = subs.listen(RequestId::Number(1), filter(), None).await;
+    let denied = subs
+        .listen(RequestId::Number(1), filter(), Admission::anonymous())
+        .await;
     assert_eq!(
         denied.err(),
         Some(ListenRefused::Refused(EndReason::Denied))
