@@ -4,7 +4,7 @@
 //! waited for explicitly.
 
 mod support;
-use support::registry::settle;
+use support::registry::{Gate, settle};
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, Mutex};
@@ -21,11 +21,12 @@ const SUBSCRIPTIONS: usize = 2_000;
 const SUBJECTS: usize = 40;
 
 /// Denies revoked subjects (and anonymous callers); records the subject of every
-/// reconciliation check it answers.
+/// reconciliation check it answers. With a gate, reconciliation checks wait for it to open.
 #[derive(Clone, Default)]
 struct Policy {
     revoked: Arc<Mutex<HashSet<String>>>,
     reconciled: Arc<Mutex<Vec<String>>>,
+    gate: Option<Arc<Gate>>,
 }
 
 impl Policy {
@@ -36,6 +37,9 @@ impl Policy {
                 return Ok(Authorization::Denied);
             };
             if ctx.kind() == CheckKind::Reconciliation {
+                if let Some(gate) = &p.gate {
+                    gate.wait();
+                }
                 p.reconciled.lock().unwrap().push(subject.to_owned());
             }
             if p.revoked.lock().unwrap().contains(subject) {
@@ -149,11 +153,16 @@ fn revoking_one_subject_ends_exactly_its_streams() {
 
 #[test]
 fn a_mass_reconcile_through_a_tiny_queue_fails_none() {
-    let policy = Policy::default();
+    let gate = Arc::new(Gate::default());
+    let policy = Policy {
+        gate: Some(gate.clone()),
+        ..Default::default()
+    };
     let mut reg = policy.registry(tiny(4));
     let by_subject = populate(&mut reg, 4);
     policy.revoke("s3");
 
+    // The workers take two reconciliations and wait at the gate, so the queue stays full.
     assert_eq!(reg.reconcile_all(), SUBSCRIPTIONS);
     // Reconciliations fill at most half the queue; the rest wait their turn, fenced.
     assert!(reg.queued_checks() <= 2);
@@ -163,7 +172,9 @@ fn a_mass_reconcile_through_a_tiny_queue_fails_none() {
         reg.held_checks()
     );
     assert!(by_subject.values().flatten().all(|k| !reg.may_deliver(*k)));
+    assert_eq!(reg.counters().overloaded, 0);
 
+    gate.open();
     let events = settle(&mut reg);
     let ended = endings(&events);
     assert_eq!(ended.len(), events.len(), "only endings: {events:?}");
