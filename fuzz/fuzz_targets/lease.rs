@@ -164,15 +164,19 @@ fuzz_target!(|input: Input| {
                 };
                 lease.on_check_result(now, id, result)
             }
-            Event::Hold(which) | Event::Issue(which) if !ended => {
+            Event::Hold(ref which) | Event::Issue(ref which) if !ended => {
                 let id = match which {
                     Which::InFlight => outstanding.unwrap_or(newest),
                     Which::Previous => previous.unwrap_or(CheckId::from_raw(u64::MAX)),
-                    Which::Raw(n) => CheckId::from_raw(u64::from(n)),
+                    Which::Raw(n) => CheckId::from_raw(u64::from(*n)),
                 };
                 let current = lease.in_flight().map(|f| f.id) == Some(id);
                 if matches!(event, Event::Hold(_)) {
-                    assert_eq!(lease.hold(now, id), current, "hold of a check not in flight");
+                    assert_eq!(
+                        lease.hold(now, id),
+                        current,
+                        "hold of a check not in flight"
+                    );
                 } else if let Some(deadline) = lease.issue(now, id) {
                     assert!(current, "issued a check not in flight");
                     assert!(deadline >= high_water, "issued with a past deadline");
@@ -230,7 +234,10 @@ fuzz_target!(|input: Input| {
         if era == Era::Listen
             && let Some(EndReason::RetriesExhausted(f)) = lease.end_reason()
         {
-            assert!(f.never_ran(), "listen leases retry only checks that never ran");
+            assert!(
+                f.never_ran(),
+                "listen leases retry only checks that never ran"
+            );
         }
         assert_gate(&lease, high_water);
         if let Err(broken) = lease.check_invariants(now) {

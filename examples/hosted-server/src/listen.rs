@@ -21,8 +21,8 @@ use std::time::Duration;
 use mrtr_std::clock::StdMonotonicClock;
 use mrtr_std::subscription::{
     Admission, Authorization, AuthorizationContext, Grant, InvocationFeatures, ListenRefused,
-    Listening, NotificationFilter, Principal, Registry, RegistryConfig, RegistryHandle,
-    RequestId, Selector,
+    Listening, NotificationFilter, Principal, Registry, RegistryConfig, RegistryHandle, RequestId,
+    Selector,
 };
 use rmcp::model::SubscriptionFilter;
 use rmcp::service::SubscriptionContext;
@@ -272,7 +272,10 @@ mod tests {
         assert_eq!(ended, EndReason::Denied);
         assert!(bob.may_deliver(), "bob's stream is untouched");
         let checks = subs.registry.with_registry(|r| r.counters());
-        assert_eq!(checks.reconciliation_checks, 1, "nobody else was re-checked");
+        assert_eq!(
+            checks.reconciliation_checks, 1,
+            "nobody else was re-checked"
+        );
         let again = admit(&subs, RequestId::Number(3), f.clone(), alice.clone()).await;
         assert_eq!(again.err(), Some(NotAdmitted::Refused(EndReason::Denied)));
         subs.restore("alice");
