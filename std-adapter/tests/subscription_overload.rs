@@ -14,7 +14,7 @@ use mrtr_std::clock::ManualClock;
 use mrtr_std::subscription::{
     Admission, Authorization, AuthorizationContext, EndReason, Event, Failure, Grant,
     InvocationFeatures, NotificationFilter, Registry, RegistryConfig, RequestId, SubscriptionKey,
-    Target,
+    Target, TimeoutPhase,
 };
 
 /// Listen ids whose checks block on the gate (until it opens).
@@ -30,6 +30,10 @@ struct Harness {
 impl Harness {
     /// One worker, no spares, a queue of one: two blocked checks fill the executor.
     fn new() -> Self {
+        Self::with_queue(1)
+    }
+
+    fn with_queue(queue_capacity: usize) -> Self {
         let gate = Arc::new(Gate::default());
         let (tx, started) = mpsc::channel();
         let (g, tx) = (gate.clone(), Mutex::new(tx));
@@ -47,7 +51,7 @@ impl Harness {
         };
         let cfg = RegistryConfig {
             workers: 1,
-            queue_capacity: 1,
+            queue_capacity,
             max_spare_workers: 0,
             ..Default::default()
         };
@@ -76,11 +80,12 @@ impl Harness {
     }
 
     /// Occupies the only worker and the only queue slot with blocked checks.
-    fn fill_executor(&mut self) {
+    fn fill_executor(&mut self) -> SubscriptionKey {
         self.listen(BLOCKERS[0]);
         assert_eq!(self.started.recv_timeout(REAL_WAIT), Ok(BLOCKERS[0]));
-        self.listen(BLOCKERS[1]);
+        let queued = self.listen(BLOCKERS[1]);
         assert_eq!(self.reg.queued_checks(), 1);
+        queued
     }
 
     /// Moves the clock and drives once, without waiting for workers.
@@ -146,6 +151,31 @@ fn a_held_reconciliation_times_out_from_its_issue_not_its_request() {
     assert_eq!(ended(&events, a), None, "{events:?}");
     assert!(h.reg.may_deliver(a));
     assert_eq!(h.reg.counters().overloaded, 0);
+}
+
+#[test]
+fn a_held_reconciliation_of_a_pending_listen_keeps_its_deadline() {
+    let mut h = Harness::with_queue(2);
+    let pending = h.fill_executor();
+    let other = h.listen(2); // queued too: the queue is full
+    assert!(h.reg.reconcile(pending)); // its queued initial check is replaced by a held one
+    assert_eq!(h.reg.held_checks(), 1);
+    assert!(h.drive_at(5_999).is_empty());
+    let events = h.drive_at(6_000);
+    let rejected = |key| {
+        events.iter().find_map(|e| match e {
+            Event::Rejected { key: k, reason, .. } if *k == key => Some(*reason),
+            _ => None,
+        })
+    };
+    let queued = EndReason::CheckFailed(Failure::TimedOut(TimeoutPhase::Queued));
+    assert_eq!(
+        rejected(pending),
+        Some(queued),
+        "an admission never waits forever"
+    );
+    assert_eq!(rejected(other), Some(queued));
+    assert_eq!(h.reg.len(), 0);
 }
 
 #[test]

@@ -107,6 +107,8 @@ impl<C: MonotonicClock> Registry<C> {
         }
         let now = self.clock.now_ms();
         let slots = self.reconcile_slots();
+        // Held checks that cannot be issued stay in line (at the front, in order).
+        let mut overdue = Vec::new();
         while self.executor.queued() < slots {
             let Some(key) = self.backlog.pop_front() else {
                 break;
@@ -119,6 +121,7 @@ impl<C: MonotonicClock> Registry<C> {
             };
             // `None`: a pending lease's deadline passed meanwhile; its timer rejects it.
             let Some(deadline_ms) = entry.lease.issue(now, req.id) else {
+                overdue.push(key);
                 continue;
             };
             let req = mrtr_core::lease::CheckRequest { deadline_ms, ..req };
@@ -131,6 +134,9 @@ impl<C: MonotonicClock> Registry<C> {
                 break;
             }
             self.reschedule(key);
+        }
+        for key in overdue.into_iter().rev() {
+            self.backlog.push_front(key);
         }
     }
 }
