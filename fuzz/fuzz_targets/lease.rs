@@ -1,6 +1,6 @@
 //! The subscription lease state machine fed arbitrary event sequences (results for the check
-//! in flight, for stale and unknown checks, polls, reconciliations, closes, clocks that jump
-//! either way) under arbitrary limits. After every event: `check_invariants` holds; nothing is
+//! in flight, for stale and unknown checks, polls, reconciliations, closes, checks held back
+//! and issued later, clocks that jump either way) under arbitrary limits. After every event: `check_invariants` holds; nothing is
 //! delivered while fenced, pending, ended or expired; the runtime never has two checks in
 //! flight; a stale result changes nothing (in particular it never extends the lease); an ended
 //! lease ignores every event.
@@ -37,6 +37,8 @@ enum Event {
     Poll,
     Reconcile,
     Close,
+    Hold(Which),
+    Issue(Which),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -162,6 +164,27 @@ fuzz_target!(|input: Input| {
                 };
                 lease.on_check_result(now, id, result)
             }
+            Event::Hold(ref which) | Event::Issue(ref which) if !ended => {
+                let id = match which {
+                    Which::InFlight => outstanding.unwrap_or(newest),
+                    Which::Previous => previous.unwrap_or(CheckId::from_raw(u64::MAX)),
+                    Which::Raw(n) => CheckId::from_raw(u64::from(*n)),
+                };
+                let current = lease.in_flight().map(|f| f.id) == Some(id);
+                if matches!(event, Event::Hold(_)) {
+                    assert_eq!(
+                        lease.hold(now, id),
+                        current,
+                        "hold of a check not in flight"
+                    );
+                } else if let Some(deadline) = lease.issue(now, id) {
+                    assert!(current, "issued a check not in flight");
+                    assert!(deadline >= high_water, "issued with a past deadline");
+                }
+                assert_eq!(observe(&lease), before, "hold or issue changed the lease");
+                None
+            }
+            Event::Hold(_) | Event::Issue(_) => None,
             Event::Poll => lease.poll(now),
             Event::Reconcile => lease.reconcile(now),
             Event::Close => lease.close(now),
@@ -208,9 +231,13 @@ fuzz_target!(|input: Input| {
             assert_eq!(lease.in_flight(), None, "the machine and runtime disagree");
             outstanding = None;
         }
-        if era == Era::Listen {
-            let retried = matches!(lease.end_reason(), Some(EndReason::RetriesExhausted(_)));
-            assert!(!retried, "listen leases never retry");
+        if era == Era::Listen
+            && let Some(EndReason::RetriesExhausted(f)) = lease.end_reason()
+        {
+            assert!(
+                f.never_ran(),
+                "listen leases retry only checks that never ran"
+            );
         }
         assert_gate(&lease, high_water);
         if let Err(broken) = lease.check_invariants(now) {

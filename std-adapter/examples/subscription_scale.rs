@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use mrtr_core::lease::{Action, CheckResult, Era, Lease, LeaseConfig, stagger_ms};
 use mrtr_std::clock::ManualClock;
 use mrtr_std::subscription::{
-    Authorization, AuthorizationContext, CheckKind, Grant, InvocationFeatures, NotificationFilter,
-    Registry, RegistryConfig, RequestId, Target,
+    Admission, Authorization, AuthorizationContext, CheckKind, Grant, InvocationFeatures,
+    NotificationFilter, Registry, RegistryConfig, RequestId, Target,
 };
 
 const WINDOW_MS: u64 = 100;
@@ -116,7 +116,7 @@ fn run_registry(subs: u64, horizon_ms: u64, arrivals_over_ms: u64, stagger: u64)
         clock.set(next);
         while next_sub < subs && arrival(next_sub) <= next {
             let id = RequestId::Number(next_sub as i64);
-            reg.listen(id, NotificationFilter::default(), None)
+            reg.listen(id, NotificationFilter::default(), Admission::anonymous())
                 .expect("capacity sized for the run");
             next_sub += 1;
         }

@@ -1,20 +1,22 @@
 //! The tokio driver for the subscription registry: admission before acknowledgment, refusals,
-//! ending, delivery gating and close on drop.
+//! ending, delivery gating, close on drop, and targeted revocation.
 #![cfg(feature = "tokio")]
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use mrtr_std::clock::{ManualClock, MonotonicClock, StdMonotonicClock};
 use mrtr_std::subscription::{
-    Authorization, AuthorizationContext, EndReason, Grant, InvocationFeatures, ListenRefused,
-    NotificationFilter, Registry, RegistryConfig, RegistryHandle, RequestId,
+    Admission, Authorization, AuthorizationContext, EndReason, Grant, InvocationFeatures,
+    ListenRefused, NotificationFilter, Principal, Registry, RegistryConfig, RegistryHandle,
+    RequestId, Selector,
 };
 
 const WAIT: Duration = Duration::from_secs(20);
 
-/// Allows callers whose evidence is the string "alice" while `allow` is set; counts calls;
+/// Allows callers admitted as subject "alice" while `allow` is set; counts calls;
 /// takes `delay` to decide.
 #[derive(Clone)]
 struct Policy {
@@ -37,7 +39,7 @@ impl Policy {
         let authorizer = move |ctx: &AuthorizationContext, _: &InvocationFeatures| {
             p.calls.fetch_add(1, Ordering::SeqCst);
             std::thread::sleep(p.delay);
-            let alice = ctx.evidence_as::<String>().is_some_and(|s| s == "alice");
+            let alice = ctx.principal().is_some_and(|p| p.subject() == "alice");
             Ok(if alice && p.allow.load(Ordering::SeqCst) {
                 Authorization::Allowed(Grant::for_duration(ctx, Duration::from_secs(60)))
             } else {
@@ -48,8 +50,8 @@ impl Policy {
     }
 }
 
-fn alice() -> Option<mrtr_std::subscription::AppValue> {
-    Some(Arc::new("alice".to_owned()))
+fn alice() -> Admission {
+    Admission::of(Principal::new("https://idp.example", "alice"))
 }
 
 fn filter() -> NotificationFilter {
@@ -91,7 +93,9 @@ async fn denied_and_over_capacity_listens_are_refused_without_holding_a_slot() {
         ..RegistryConfig::default()
     };
     let subs = spawn(&policy, cfg);
-    let denied = subs.listen(RequestId::Number(1), filter(), None).await;
+    let denied = subs
+        .listen(RequestId::Number(1), filter(), Admission::anonymous())
+        .await;
     assert_eq!(
         denied.err(),
         Some(ListenRefused::Refused(EndReason::Denied))
@@ -234,4 +238,62 @@ async fn the_driver_task_stops_with_the_last_handle() {
         assert!(Instant::now() < deadline, "the driver task never stopped");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revoking_one_subject_through_the_handle_leaves_every_other_stream_alone() {
+    let revoked: Arc<std::sync::Mutex<HashSet<String>>> = Arc::default();
+    let r = revoked.clone();
+    let authorizer = move |ctx: &AuthorizationContext, _: &InvocationFeatures| {
+        std::thread::sleep(Duration::from_millis(1));
+        let subject = ctx.principal().map(|p| p.subject().to_owned());
+        Ok(match subject {
+            Some(s) if !r.lock().unwrap().contains(&s) => {
+                Authorization::Allowed(Grant::for_duration(ctx, Duration::from_secs(60)))
+            }
+            _ => Authorization::Denied,
+        })
+    };
+    let cfg = RegistryConfig {
+        queue_capacity: 8,
+        ..Default::default()
+    };
+    let registry = Registry::new(StdMonotonicClock::new(), Arc::new(authorizer), cfg);
+    let subs = RegistryHandle::spawn(registry);
+    let mut streams = Vec::new();
+    for i in 0..60 {
+        let subject = if i % 3 == 0 { "mallory" } else { "user" };
+        let who = Admission::of(Principal::new("https://idp.example", subject));
+        let listening = subs.listen(RequestId::Number(i), filter(), who).await;
+        streams.push((subject, listening.unwrap()));
+    }
+
+    revoked.lock().unwrap().insert("mallory".into());
+    assert_eq!(
+        subs.reconcile_matching(&Selector::Subject("mallory".into())),
+        20
+    );
+    for (subject, listening) in &mut streams {
+        if *subject == "mallory" {
+            let reason = tokio::time::timeout(WAIT, listening.ended()).await.unwrap();
+            assert_eq!(reason, EndReason::Denied);
+        } else {
+            assert!(listening.may_deliver(), "{subject} keeps delivering");
+        }
+    }
+    // A mass reconciliation through a queue of 8 fails none of the 40 left.
+    assert_eq!(subs.reconcile_all(), 40);
+    let start = Instant::now();
+    while subs.with_registry(|r| r.pending_checks()) > 0 {
+        assert!(start.elapsed() < WAIT, "the reconciliation never finished");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let c = subs.with_registry(|r| r.counters());
+    assert_eq!((c.active, c.overloaded, c.ended_denied), (40, 0, 20));
+    assert_eq!(c.reconciliation_checks, 60);
+    assert!(
+        streams
+            .iter()
+            .all(|(s, l)| *s == "mallory" || l.may_deliver())
+    );
 }

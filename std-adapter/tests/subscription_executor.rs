@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use mrtr_std::clock::ManualClock;
 use mrtr_std::subscription::{
-    Authorization, AuthorizationContext, Authorizer, EndReason, Event, Failure, Grant,
+    Admission, Authorization, AuthorizationContext, Authorizer, EndReason, Event, Failure, Grant,
     InvocationFeatures, NotificationFilter, Registry, RegistryConfig, RequestId, SubscriptionKey,
     TimeoutPhase, deny_all,
 };
@@ -27,8 +27,12 @@ fn registry(
 }
 
 fn listen(reg: &mut Registry<ManualClock>, id: i64) -> SubscriptionKey {
-    reg.listen(RequestId::Number(id), NotificationFilter::default(), None)
-        .unwrap()
+    reg.listen(
+        RequestId::Number(id),
+        NotificationFilter::default(),
+        Admission::anonymous(),
+    )
+    .unwrap()
 }
 
 fn rejection(events: &[Event], key: SubscriptionKey) -> Option<EndReason> {

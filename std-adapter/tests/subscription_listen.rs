@@ -12,9 +12,9 @@ use std::time::Duration;
 use mrtr_core::Clock;
 use mrtr_std::clock::ManualClock;
 use mrtr_std::subscription::{
-    Authorization, AuthorizationContext, Authorizer, CheckKind, EndReason, Event, Failure, Grant,
-    InvocationFeatures, NotificationFilter, Registry, RegistryConfig, RequestId, SubscriptionKey,
-    Target,
+    Admission, Authorization, AuthorizationContext, Authorizer, CheckKind, EndReason, Event,
+    Failure, Grant, InvocationFeatures, NotificationFilter, Principal, Registry, RegistryConfig,
+    RequestId, SubscriptionKey, Target,
 };
 
 struct Harness {
@@ -50,7 +50,7 @@ impl Harness {
             ..Default::default()
         };
         self.reg
-            .listen(RequestId::Number(id), filter, None)
+            .listen(RequestId::Number(id), filter, Admission::anonymous())
             .expect("admitted")
     }
 
@@ -168,8 +168,11 @@ fn initial_denial_holds_no_quota() {
     );
     h.listen(1);
     assert_eq!(
-        h.reg
-            .listen(RequestId::Number(9), NotificationFilter::default(), None),
+        h.reg.listen(
+            RequestId::Number(9),
+            NotificationFilter::default(),
+            Admission::anonymous()
+        ),
         Err(mrtr_std::subscription::Refused::AtCapacity),
         "a pending subscription holds its slot"
     );
@@ -195,12 +198,14 @@ fn initial_error_rejects_without_acknowledgment() {
 }
 
 #[test]
-fn context_carries_evidence_filter_uris_and_deadline() {
+fn context_carries_principal_evidence_filter_uris_and_deadline() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
     let mut h = Harness::new(move |ctx: &AuthorizationContext, _: &InvocationFeatures| {
         s.lock().unwrap().push((
             ctx.kind(),
+            ctx.principal()
+                .map(|p| (p.issuer().to_owned(), p.subject().to_owned())),
             ctx.evidence_as::<&str>().copied(),
             ctx.filter().tools_list_changed,
             ctx.resource_uris().to_vec(),
@@ -220,18 +225,24 @@ fn context_carries_evidence_filter_uris_and_deadline() {
     };
     let key = h
         .reg
-        .listen(RequestId::Number(1), filter, Some(Arc::new("alice")))
+        .listen(
+            RequestId::Number(1),
+            filter,
+            Admission::of(Principal::new("idp", "alice")).with_evidence(Arc::new("scope-a")),
+        )
         .unwrap();
     h.settle();
     let renew = h.renew_at(key);
     h.advance_to(renew);
     let seen = seen.lock().unwrap();
     let uris = vec!["file:///x".to_string()];
+    let alice = Some(("idp".to_owned(), "alice".to_owned()));
     assert_eq!(
         seen[0],
         (
             CheckKind::Initial,
-            Some("alice"),
+            alice.clone(),
+            Some("scope-a"),
             true,
             uris.clone(),
             None,
@@ -244,7 +255,8 @@ fn context_carries_evidence_filter_uris_and_deadline() {
         seen[1],
         (
             CheckKind::Renewal,
-            Some("alice"),
+            alice,
+            Some("scope-a"),
             true,
             uris,
             Some(expiry),

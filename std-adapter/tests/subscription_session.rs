@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use mrtr_std::clock::ManualClock;
 use mrtr_std::subscription::{
-    Authorization, AuthorizationContext, Authorizer, CheckKind, EndReason, Event, Failure, Grant,
-    InvocationFeatures, Refused, Registry, RegistryConfig, SubscriptionKey, Target,
+    Admission, Authorization, AuthorizationContext, Authorizer, CheckKind, EndReason, Event,
+    Failure, Grant, InvocationFeatures, Refused, Registry, RegistryConfig, SubscriptionKey, Target,
 };
 
 struct Harness {
@@ -39,7 +39,7 @@ impl Harness {
     fn subscribe(&mut self, session: &str, uri: &str) -> (SubscriptionKey, Vec<Event>) {
         let key = self
             .reg
-            .subscribe_resource(session, uri, None)
+            .subscribe_resource(session, uri, Admission::anonymous())
             .expect("admitted");
         (key, self.settle())
     }
@@ -296,7 +296,10 @@ fn unsubscribe_never_calls_authorizer() {
 #[test]
 fn unsubscribe_during_initial_check_never_retires() {
     let mut h = Harness::new(Scripted::new(&["error"]));
-    let key = h.reg.subscribe_resource("s1", "file:///a", None).unwrap();
+    let key = h
+        .reg
+        .subscribe_resource("s1", "file:///a", Admission::anonymous())
+        .unwrap();
     assert!(h.reg.unsubscribe_resource("s1", "file:///a"));
     let events = h.settle();
     assert!(events.is_empty(), "{events:?}");
@@ -309,7 +312,8 @@ fn duplicate_subscribe_is_refused_without_a_check() {
     let mut h = Harness::new(auth.clone());
     let key = h.subscribed("s1", "file:///a");
     assert_eq!(
-        h.reg.subscribe_resource("s1", "file:///a", None),
+        h.reg
+            .subscribe_resource("s1", "file:///a", Admission::anonymous()),
         Err(Refused::AlreadySubscribed(key))
     );
     assert_eq!(auth.calls().len(), 1);

@@ -1,5 +1,5 @@
-//! Lease limits: grant cap, subscription lifetime, check timeout, stagger and the 2025-era
-//! retry budget.
+//! Lease limits: grant cap, subscription lifetime, check timeout, stagger and the retry
+//! budget for transient failures.
 
 /// Default cap on one grant: 1 minute.
 pub const DEFAULT_MAX_AUTHORIZATION_MS: u64 = 60_000;
@@ -9,16 +9,16 @@ pub const DEFAULT_MAX_LIFETIME_MS: u64 = 24 * 60 * 60 * 1_000;
 pub const DEFAULT_CHECK_TIMEOUT_MS: u64 = 5_000;
 /// Default upper bound of the per-subscription renewal stagger: 1 second.
 pub const DEFAULT_MAX_STAGGER_MS: u64 = 1_000;
-/// Default 2025-era retry delays after the first and second consecutive failure.
+/// Default retry delays after the first and second consecutive transient failure.
 pub const DEFAULT_RETRY_BACKOFF_MS: [u64; 2] = [50, 100];
-/// Default 2025-era budget: the third consecutive failed attempt retires the session.
+/// Default budget: the third consecutive transient failure ends the lease.
 pub const DEFAULT_MAX_CONSECUTIVE_FAILURES: u8 = 3;
 
 /// The limits every [`Lease`](super::Lease) applies. All times are milliseconds of a monotonic
 /// clock.
 ///
 /// Every value is accepted: a zero grant cap makes every grant "already expired" (the check
-/// fails closed), a zero retry budget retires a 2025-era session on its first failed renewal.
+/// fails closed), a zero retry budget ends an established lease on its first transient failure.
 ///
 /// ```
 /// use mrtr_core::lease::LeaseConfig;
@@ -37,10 +37,12 @@ pub struct LeaseConfig {
     pub check_timeout_ms: u64,
     /// Upper bound of the renewal stagger (see [`stagger_ms`](super::stagger_ms)).
     pub max_stagger_ms: u64,
-    /// 2025 era: delay before the retry after the n-th consecutive failure (the last entry
-    /// repeats when the budget is larger than the table).
+    /// Delay before the retry after the n-th consecutive transient failure (the last entry
+    /// repeats when the budget is larger than the table). Transient: any failed check in the
+    /// 2025 era; in a listen, a check that never ran.
     pub retry_backoff_ms: [u64; 2],
-    /// 2025 era: this many consecutive failed attempts retire the session.
+    /// This many consecutive transient failures end the lease (2025 era: retire the
+    /// session; listen: end the stream).
     pub max_consecutive_failures: u8,
 }
 

@@ -1,7 +1,7 @@
 //! Cheap self-checks of a [`Lease`], for fuzzers and debug assertions.
 
 use super::machine::{Lease, Phase};
-use super::types::{CheckId, Era};
+use super::types::CheckId;
 
 impl Lease {
     /// Checks the machine's safety invariants at `now_ms`, naming the first one broken.
@@ -11,8 +11,8 @@ impl Lease {
     /// * never two checks in flight: the one in flight is always the newest started;
     /// * the effective expiry never exceeds the subscription's lifetime, nor the grant cap
     ///   counted from when the grant was applied;
-    /// * a renewal is always scheduled before expiry; retries exist only in the 2025 era,
-    ///   fenced, within the retry budget;
+    /// * a renewal is always scheduled before expiry; retries exist only fenced, after a
+    ///   transient failure, within the retry budget;
     /// * a live lease always has a next deadline (it cannot get stuck).
     ///
     /// Runs in constant time and never panics.
@@ -28,8 +28,8 @@ impl Lease {
         if self.failures >= self.cfg.max_consecutive_failures.max(1) && !self.is_ended() {
             return Err("live lease beyond its retry budget");
         }
-        if self.era == Era::Listen && self.failures != 0 {
-            return Err("listen leases never count retries");
+        if self.failures != 0 && !self.fenced {
+            return Err("transient failures counted while delivering");
         }
         match self.phase {
             Phase::Pending => {
@@ -72,10 +72,8 @@ impl Lease {
                 if self.renew_at_ms.is_some_and(|r| r >= expiry) {
                     return Err("renewal scheduled at or after expiry");
                 }
-                if self.retry_at_ms.is_some()
-                    && (self.era != Era::Session || !self.fenced || self.failures == 0)
-                {
-                    return Err("retry scheduled outside a fenced 2025-era failure");
+                if self.retry_at_ms.is_some() && (!self.fenced || self.failures == 0) {
+                    return Err("retry scheduled outside a fenced transient failure");
                 }
                 if self.next_deadline().is_none() {
                     return Err("live lease with no deadline");

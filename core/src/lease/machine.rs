@@ -54,6 +54,9 @@ pub struct Lease {
     pub(super) retry_kind: CheckKind,
     pub(super) failures: u8,
     pub(super) context: Option<ContextHandle>,
+    /// The check the runtime holds back for lack of room ([`Lease::hold`]); it only counts
+    /// while it is still the check in flight.
+    pub(super) held: Option<CheckId>,
 }
 
 impl Lease {
@@ -81,6 +84,7 @@ impl Lease {
             retry_kind: CheckKind::Renewal,
             failures: 0,
             context: None,
+            held: None,
         };
         let first = lease.start_check(now_ms, CheckKind::Initial);
         (lease, first)
@@ -158,6 +162,52 @@ impl Lease {
         Some(Action::Release { cancel })
     }
 
+    /// The runtime has no room to run check `id` yet (its executor is full) and holds it back
+    /// until it has: see [`issue`](Self::issue). The check stays in flight, so nothing else
+    /// starts meanwhile, and delivery stays as it is: fenced for a reconciliation, under the
+    /// old lease for a renewal.
+    ///
+    /// While held, an established lease's check deadline does not run (the check has not
+    /// started; the lease's expiry still ends the subscription if the wait outlasts it). A
+    /// pending lease's deadline keeps running, so an admission never waits forever.
+    ///
+    /// Returns whether `id` is the check in flight.
+    pub fn hold(&mut self, now_ms: u64, id: CheckId) -> bool {
+        self.observe(now_ms);
+        let current = !self.is_ended() && self.in_flight.is_some_and(|f| f.id == id);
+        if current {
+            self.held = Some(id);
+        }
+        current
+    }
+
+    /// The runtime hands the held check `id` to its executor now: its deadline restarts at
+    /// `now_ms` plus the check timeout. Returns the new deadline, or `None` when `id` is not
+    /// a held check in flight, or (pending lease) its deadline has already passed.
+    pub fn issue(&mut self, now_ms: u64, id: CheckId) -> Option<u64> {
+        let now = self.observe(now_ms);
+        if !self.is_held() || self.check_overdue(now) {
+            return None;
+        }
+        let timeout = self.cfg.check_timeout_ms;
+        let check = self.in_flight.as_mut().filter(|f| f.id == id)?;
+        check.deadline_ms = now.saturating_add(timeout);
+        self.held = None;
+        Some(check.deadline_ms)
+    }
+
+    /// Whether the check in flight is held back by the runtime ([`hold`](Self::hold)).
+    pub fn is_held(&self) -> bool {
+        self.held.is_some() && self.held == self.in_flight.map(|f| f.id)
+    }
+
+    /// Whether the check in flight has run out of time at `now_ms` (never for a check held in
+    /// an established lease: its deadline counts from [`issue`](Self::issue)).
+    pub fn check_overdue(&self, now_ms: u64) -> bool {
+        let now = now_ms.max(self.high_water_ms);
+        self.deadline_runs() && self.in_flight.is_some_and(|f| now >= f.deadline_ms)
+    }
+
     /// Fires whatever is due at `now_ms`: expiry, a check's timeout, a retry or a renewal.
     /// Returns one action at a time: call until it returns `None`.
     pub fn poll(&mut self, now_ms: u64) -> Option<Action> {
@@ -169,7 +219,7 @@ impl Lease {
             return Some(end);
         }
         if let Some(check) = self.in_flight {
-            if now >= check.deadline_ms {
+            if self.check_overdue(now) {
                 return self.failed(now, check, Failure::TimedOut(TimeoutPhase::Unknown));
             }
             return None;
@@ -198,7 +248,7 @@ impl Lease {
             }
         };
         match self.in_flight {
-            Some(check) => consider(Some(check.deadline_ms)),
+            Some(check) => consider(self.deadline_runs().then_some(check.deadline_ms)),
             None => {
                 consider(self.retry_at_ms);
                 consider(self.renew_at_ms);
@@ -258,7 +308,8 @@ impl Lease {
         self.fenced
     }
 
-    /// 2025 era: consecutive failed attempts so far.
+    /// Consecutive transient failures so far (2025 era: any failed check; listen: checks
+    /// that never ran). A success resets it.
     pub fn consecutive_failures(&self) -> u8 {
         self.failures
     }
@@ -281,6 +332,12 @@ impl Lease {
     /// Whether the lease has ended.
     pub fn is_ended(&self) -> bool {
         matches!(self.phase, Phase::Ended(_))
+    }
+
+    /// Whether the in-flight check's deadline counts: always, except for a check held back
+    /// in an established lease.
+    fn deadline_runs(&self) -> bool {
+        !(self.is_held() && self.phase == Phase::Established)
     }
 
     fn observe(&mut self, now_ms: u64) -> u64 {
@@ -306,6 +363,7 @@ impl Lease {
         self.next_id = self.next_id.saturating_add(1);
         let supersedes = self.in_flight.map(|f| f.id);
         let deadline_ms = now.saturating_add(self.cfg.check_timeout_ms);
+        self.held = None;
         self.in_flight = Some(InFlight {
             id,
             kind,
@@ -371,9 +429,15 @@ impl Lease {
 
     /// A check failed. The caller may leave it in flight: a terminal action then asks the
     /// runtime to cancel it.
+    ///
+    /// In an established lease a transient failure fences delivery and retries within the
+    /// lease (after 50 ms, then 100 ms); the last permitted consecutive one ends it. Every
+    /// failure is transient in the 2025 era; in a listen only a check that never ran is
+    /// ([`Failure::never_ran`]): any other failed check ends the stream.
     fn failed(&mut self, now: u64, check: InFlight, failure: Failure) -> Option<Action> {
+        let transient = self.era == Era::Session || failure.never_ran();
         match (self.phase, self.era) {
-            (Phase::Established, Era::Session) => {
+            (Phase::Established, _) if transient => {
                 self.fenced = true;
                 self.failures = self.failures.saturating_add(1);
                 if self.failures >= self.cfg.max_consecutive_failures {
@@ -409,6 +473,7 @@ impl Lease {
 
     fn clear(&mut self, reason: EndReason) -> Option<CheckId> {
         self.phase = Phase::Ended(reason);
+        self.held = None;
         self.fenced = true;
         self.renew_at_ms = None;
         self.retry_at_ms = None;

@@ -19,6 +19,7 @@
 //! | a check finished | [`Lease::on_check_result`] | `Acknowledge`, `Reject`, `EndStream`, `RetireSession`, or nothing |
 //! | time passed | [`Lease::poll`] (repeat until `None`) | `StartCheck(Renewal)`, `EndStream`, `RetireSession`, `Reject` |
 //! | application: re-check now | [`Lease::reconcile`] | `StartCheck(Reconciliation)` superseding the check in flight, or an end if already expired |
+//! | runtime: no room to run the check yet | [`Lease::hold`], later [`Lease::issue`] | nothing (the deadline of a held check in an established lease counts from `issue`) |
 //! | client closed / unsubscribed | [`Lease::close`] | `Release` (no authorizer call, no retirement) |
 //!
 //! Queries: [`Lease::may_deliver`] (the delivery gate), [`Lease::next_deadline`] (when to
@@ -38,11 +39,19 @@
 //!   fresh one; only its result can lift the fence.
 //! * **One check at a time.** Check ids grow by one per check; a result for any id but the
 //!   one in flight, or arriving at/after the check's deadline, never grants anything.
+//! * **Transient failures** of an established lease fence delivery and retry within the
+//!   existing lease after 50 ms, then 100 ms; the third consecutive one ends it
+//!   ([`EndReason::RetriesExhausted`]); a success resets the count.
 //! * **Listen** ([`Era::Listen`]): the initial check precedes the acknowledgment; denial or
-//!   failure rejects. Once established, denial, expiry or any failed check ends the stream.
-//! * **2025 era** ([`Era::Session`]): a failed renewal fences delivery and retries after
-//!   50 ms, then 100 ms; the third consecutive failure, an explicit denial or expiry retires the
-//!   session; a success resets the count. Initial rejection and `close` never retire it.
+//!   failure rejects. Once established, denial, expiry or a failed check ends the stream;
+//!   only a check that never ran ([`Failure::never_ran`]: the runtime was overloaded) is
+//!   transient, since it says nothing about the subscription.
+//! * **2025 era** ([`Era::Session`]): every failed check of an established grant is
+//!   transient; denial, expiry or the third consecutive failure retires the session. Initial
+//!   rejection and `close` never retire it.
+//! * **Held checks**: a runtime whose executor is full may [`hold`](Lease::hold) a check
+//!   (a reconciliation waiting its turn) and [`issue`](Lease::issue) it later; the check's
+//!   timeout counts from then, and the lease's expiry bounds the wait.
 //!
 //! # Fuzzing
 //!

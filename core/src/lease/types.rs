@@ -85,6 +85,29 @@ pub enum Failure {
     ExpiredGrant,
 }
 
+impl Failure {
+    /// Whether the check failed without ever reaching the authorizer: the runtime could not
+    /// accept it ([`Overloaded`](Self::Overloaded)) or it timed out still waiting for a
+    /// worker ([`TimedOut(Queued)`](TimeoutPhase::Queued)). Such a failure says nothing about
+    /// the subscription, only about the server's load, so an established lease treats it as
+    /// transient in both eras (see [`Lease`](super::Lease)).
+    ///
+    /// ```
+    /// use mrtr_core::lease::{Failure, TimeoutPhase};
+    ///
+    /// assert!(Failure::Overloaded.never_ran());
+    /// assert!(Failure::TimedOut(TimeoutPhase::Queued).never_ran());
+    /// assert!(!Failure::TimedOut(TimeoutPhase::Running).never_ran());
+    /// assert!(!Failure::Error.never_ran());
+    /// ```
+    pub const fn never_ran(self) -> bool {
+        matches!(
+            self,
+            Self::Overloaded | Self::TimedOut(TimeoutPhase::Queued)
+        )
+    }
+}
+
 /// Where a timed-out check was when its deadline passed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -112,7 +135,8 @@ pub enum EndReason {
     CheckFailed(Failure),
     /// A reconciliation check failed (listen).
     ReconciliationFailed(Failure),
-    /// 2025 era: the last of the permitted consecutive attempts failed.
+    /// The last of the permitted consecutive attempts failed transiently (2025 era: any
+    /// failure; listen: a check that never ran, see [`Failure::never_ran`]).
     RetriesExhausted(Failure),
     /// The client or server closed the subscription (unsubscribe, cancelled listen, closed
     /// stream): no authorizer involved.

@@ -40,7 +40,9 @@ fn authorized(admin: &Admin, headers: &HeaderMap) -> bool {
     })
 }
 
-/// `POST /admin/revoke`: ends the subject's subscriptions now and denies new ones.
+/// `POST /admin/revoke`: fences the subject's subscriptions now, ends them once their
+/// checks deny them, and denies new ones. Only that subject's subscriptions are re-checked
+/// (`reconciling` says how many).
 pub async fn revoke(
     State(admin): State<Admin>,
     headers: HeaderMap,

@@ -9,8 +9,10 @@
 //! completion result.
 //!
 //! The example policy: a signed-in caller may listen unless its subject is revoked; anonymous
-//! callers may not. Revoking a subject ([`Subscriptions::revoke`]) reconciles every
-//! subscription at once, so a revoked subject's streams end immediately.
+//! callers may not. Each subscription is admitted with the caller's principal (issuer and
+//! subject). Revoking a subject ([`Subscriptions::revoke`]) reconciles that subject's
+//! subscriptions only, found through the registry's index: they are fenced at once and end
+//! when their checks deny them; every other stream keeps delivering and runs no check.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -18,8 +20,9 @@ use std::time::Duration;
 
 use mrtr_std::clock::StdMonotonicClock;
 use mrtr_std::subscription::{
-    Authorization, AuthorizationContext, Grant, InvocationFeatures, ListenRefused, Listening,
-    NotificationFilter, Registry, RegistryConfig, RegistryHandle, RequestId,
+    Admission, Authorization, AuthorizationContext, Grant, InvocationFeatures, ListenRefused,
+    Listening, NotificationFilter, Principal, Registry, RegistryConfig, RegistryHandle, RequestId,
+    Selector,
 };
 use rmcp::model::SubscriptionFilter;
 use rmcp::service::SubscriptionContext;
@@ -52,9 +55,8 @@ impl Subscriptions {
         let revoked: Arc<RwLock<HashSet<String>>> = Arc::default();
         let policy_revoked = revoked.clone();
         let authorizer = move |ctx: &AuthorizationContext, _: &InvocationFeatures| {
-            let subject = match ctx.evidence_as::<Caller>().and_then(Caller::subject) {
-                Some(s) => s,
-                None => return Ok(Authorization::Denied),
+            let Some(subject) = ctx.principal().map(Principal::subject) else {
+                return Ok(Authorization::Denied);
             };
             let revoked = policy_revoked
                 .read()
@@ -76,13 +78,18 @@ impl Subscriptions {
         })
     }
 
-    /// Revokes `subject`: its running subscriptions end now, new ones are denied.
+    /// Revokes `subject`: its running subscriptions are fenced now and end once their
+    /// checks deny them; new ones are denied. Nobody else's subscription is re-checked.
+    /// Returns how many subscriptions are being reconciled.
     pub fn revoke(&self, subject: &str) -> usize {
         self.revoked
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(subject.to_owned());
-        let n = self.registry.reconcile_all();
+        // After the policy change, so every check it starts sees the revocation.
+        let n = self
+            .registry
+            .reconcile_matching(&Selector::Subject(subject.to_owned()));
         tracing::info!(subject, reconciling = n, "subject revoked");
         n
     }
@@ -137,10 +144,13 @@ pub async fn admit(
     filter: NotificationFilter,
     caller: Caller,
 ) -> Result<Admitted, NotAdmitted> {
-    let listening = subs
-        .registry
-        .listen(id, filter, Some(Arc::new(caller)))
-        .await?;
+    let admission = match &caller {
+        Caller::Anonymous => Admission::anonymous(),
+        Caller::User { issuer, subject } => {
+            Admission::of(Principal::new(issuer.as_str(), subject.as_str()))
+        }
+    };
+    let listening = subs.registry.listen(id, filter, admission).await?;
     Ok(Admitted(Arc::new(Mutex::new(Some(listening)))))
 }
 
@@ -229,26 +239,43 @@ mod tests {
         assert_eq!(request_id(&json!(null)), None);
     }
 
+    fn user(subject: &str) -> Caller {
+        Caller::User {
+            issuer: "i".into(),
+            subject: subject.into(),
+        }
+    }
+
+    fn taken(admitted: Result<Admitted, NotAdmitted>) -> Listening<StdMonotonicClock> {
+        let Admitted(slot) = admitted.expect("admitted");
+        let taken = slot.lock().unwrap().take();
+        taken.expect("not yet served")
+    }
+
     #[tokio::test]
     async fn policy_admits_users_denies_anonymous_and_revoked_subjects() {
         let subs = Subscriptions::start(Duration::from_secs(30));
-        let alice = Caller::User {
-            issuer: "i".into(),
-            subject: "alice".into(),
-        };
+        let alice = user("alice");
         let f = NotificationFilter::default();
         let a = admit(&subs, RequestId::Number(1), f.clone(), alice.clone()).await;
-        assert!(a.is_ok());
+        let b = admit(&subs, RequestId::Number(5), f.clone(), user("bob")).await;
         let anon = admit(&subs, RequestId::Number(2), f.clone(), Caller::Anonymous).await;
         assert_eq!(anon.err(), Some(NotAdmitted::Refused(EndReason::Denied)));
-        // Revoking ends alice's running subscription: it ends as denied.
-        let Admitted(slot) = a.unwrap();
-        let mut listening = slot.lock().unwrap().take().unwrap();
-        subs.revoke("alice");
+        // Revoking alice re-checks alice's subscription only: it ends as denied.
+        let mut listening = taken(a);
+        let bob = taken(b);
+        assert_eq!(subs.revoke("alice"), 1);
+        assert!(!listening.may_deliver(), "fenced at once");
         let ended = tokio::time::timeout(Duration::from_secs(10), listening.ended())
             .await
             .unwrap();
         assert_eq!(ended, EndReason::Denied);
+        assert!(bob.may_deliver(), "bob's stream is untouched");
+        let checks = subs.registry.with_registry(|r| r.counters());
+        assert_eq!(
+            checks.reconciliation_checks, 1,
+            "nobody else was re-checked"
+        );
         let again = admit(&subs, RequestId::Number(3), f.clone(), alice.clone()).await;
         assert_eq!(again.err(), Some(NotAdmitted::Refused(EndReason::Denied)));
         subs.restore("alice");

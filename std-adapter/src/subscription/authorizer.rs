@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use mrtr_core::lease::CheckKind;
 
+use super::admission::Principal;
 use super::target::{NotificationFilter, Target};
 
 /// An opaque application value: initial admission evidence or an application context carried
@@ -31,7 +32,7 @@ pub type AuthorizeError = Box<dyn std::error::Error + Send + Sync>;
 ///     InvocationFeatures};
 ///
 /// let authorizer = |ctx: &AuthorizationContext, _: &InvocationFeatures| {
-///     if ctx.evidence_as::<String>().is_some_and(|user| user == "alice") {
+///     if ctx.principal().is_some_and(|p| p.subject() == "alice") {
 ///         Ok(Authorization::Allowed(Grant::for_duration(ctx, Duration::from_secs(60))))
 ///     } else {
 ///         Ok(Authorization::Denied)
@@ -158,6 +159,7 @@ impl fmt::Debug for Grant {
 pub struct AuthorizationContext {
     pub(crate) kind: CheckKind,
     pub(crate) target: Target,
+    pub(crate) principal: Option<Principal>,
     pub(crate) evidence: Option<AppValue>,
     pub(crate) application_context: Option<AppValue>,
     pub(crate) previous_expiry_ms: Option<u64>,
@@ -178,7 +180,12 @@ impl AuthorizationContext {
         &self.target
     }
 
-    /// The initial admission evidence given when the subscription was created.
+    /// The authenticated principal the subscription was admitted for (none: anonymous).
+    pub fn principal(&self) -> Option<&Principal> {
+        self.principal.as_ref()
+    }
+
+    /// The opaque application evidence given when the subscription was created.
     pub fn evidence(&self) -> Option<&AppValue> {
         self.evidence.as_ref()
     }
@@ -231,6 +238,7 @@ impl fmt::Debug for AuthorizationContext {
         f.debug_struct("AuthorizationContext")
             .field("kind", &self.kind)
             .field("target", &self.target)
+            .field("principal", &self.principal)
             .field("has_evidence", &self.evidence.is_some())
             .field(
                 "has_application_context",

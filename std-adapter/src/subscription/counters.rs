@@ -26,8 +26,13 @@ pub struct Counters {
     pub timed_out_queued: u64,
     /// Checks that timed out in the authorizer.
     pub timed_out_running: u64,
-    /// Checks refused because the executor queue was full.
+    /// Checks refused because the executor queue was full (initial checks: refused;
+    /// renewals: a transient failure, retried). Reconciliations are never refused: see
+    /// `held`.
     pub overloaded: u64,
+    /// Reconciliation checks held back until the executor queue had room (fenced, waiting
+    /// their turn; not a failure).
+    pub held: u64,
     /// Results discarded as stale (superseded, cancelled or for a closed subscription).
     pub stale_results: u64,
     /// Workers given up on (stuck past a deadline) and replaced by a spare.
@@ -46,7 +51,8 @@ pub struct Counters {
     pub ended_check_failed: u64,
     /// Ended: a reconciliation check failed.
     pub ended_reconciliation_failed: u64,
-    /// Retired: the 2025-era retry budget ran out.
+    /// Ended or retired: the retry budget for transient failures ran out (2025 era: any
+    /// failed check; listen: checks that never ran).
     pub ended_retries_exhausted: u64,
     /// Closed by the client or server.
     pub closed: u64,

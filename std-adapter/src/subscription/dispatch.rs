@@ -1,18 +1,19 @@
-//! The registry's inner workings: carrying out lease actions, applying finished checks,
-//! firing timers (telling a check timed out in the queue from one timed out running), and
-//! retiring 2025-era sessions.
+//! The registry's inner workings: carrying out lease actions, starting checks (handing them
+//! to the executor, holding back reconciliations that do not fit, failing others that do not
+//! fit as overloaded), applying finished checks, firing timers (telling a check timed out in
+//! the queue from one timed out running), and retiring 2025-era sessions.
 
 use std::cmp::Reverse;
 use std::sync::Arc;
 
 use mrtr_core::lease::{
-    Action, CheckRequest, CheckResult, ContextHandle, EndReason, Failure, TimeoutPhase,
+    Action, CheckKind, CheckRequest, CheckResult, ContextHandle, EndReason, Failure, TimeoutPhase,
 };
 
 use super::authorizer::{Authorization, AuthorizationContext};
 use super::events::Event;
 use super::executor::{Completion, Job, JobCell};
-use super::registry::{Entry, Registry, SubscriptionKey};
+use super::registry::{Check, Entry, Registry, SubscriptionKey};
 use super::target::{Target, completion_result_json};
 use crate::clock::MonotonicClock;
 
@@ -80,17 +81,62 @@ impl<C: MonotonicClock> Registry<C> {
 
     fn start_check(&mut self, now: u64, key: SubscriptionKey, req: CheckRequest) -> Option<Action> {
         let entry = self.subs.get_mut(&key)?;
-        if let Some((_, old)) = entry.job.take() {
-            // Superseded: cancel it; if it keeps running, give it up at its own deadline.
-            if self.executor.cancel(&old) == Some(TimeoutPhase::Running) {
-                let give_up_at = now.saturating_add(self.cfg.lease.check_timeout_ms);
-                self.zombies.push((give_up_at, old));
+        let was_held = match entry.check.take() {
+            Some(Check::Submitted(_, old)) => {
+                // Superseded: cancel it; if it keeps running, give it up at its own deadline.
+                if self.executor.cancel(&old) == Some(TimeoutPhase::Running) {
+                    let give_up_at = now.saturating_add(self.cfg.lease.check_timeout_ms);
+                    self.zombies.push((give_up_at, old));
+                }
+                false
             }
-        }
+            Some(Check::Held(_)) => true,
+            None => false,
+        };
         self.counters.check_started(req.kind);
+        if req.kind == CheckKind::Reconciliation {
+            // Wait in line behind held checks, and leave half the queue to other checks.
+            let full = self.executor.queued() >= self.reconcile_slots();
+            if was_held || !self.backlog.is_empty() || full || !self.submit(now, key, req) {
+                self.hold(now, key, req, was_held);
+            }
+            return None;
+        }
+        if self.submit(now, key, req) {
+            return None;
+        }
+        // No room: the check never ran. The lease decides (initial: reject; established:
+        // a transient failure, fenced and retried within the lease).
+        self.counters.failure(Failure::Overloaded);
+        let failed = CheckResult::Failed(Failure::Overloaded);
+        let entry = self.subs.get_mut(&key)?;
+        entry.lease.on_check_result(now, req.id, failed)
+    }
+
+    /// Holds a reconciliation back until the executor has room (see [`Registry::pump`]).
+    /// A check that replaces a held one keeps its place in line.
+    fn hold(&mut self, now: u64, key: SubscriptionKey, req: CheckRequest, in_line: bool) {
+        let Some(entry) = self.subs.get_mut(&key) else {
+            return;
+        };
+        entry.lease.hold(now, req.id);
+        entry.check = Some(Check::Held(req));
+        if !in_line {
+            self.backlog.push_back(key);
+            self.counters.held += 1;
+        }
+    }
+
+    /// Hands check `req` of `key` to the executor, issued at `now`. Returns whether the
+    /// executor took it (no room: it did not).
+    pub(super) fn submit(&mut self, now: u64, key: SubscriptionKey, req: CheckRequest) -> bool {
+        let Some(entry) = self.subs.get_mut(&key) else {
+            return false;
+        };
         let ctx = AuthorizationContext {
             kind: req.kind,
             target: entry.target.clone(),
+            principal: entry.principal.clone(),
             evidence: entry.evidence.clone(),
             application_context: entry.context.clone(),
             previous_expiry_ms: req.previous_expiry_ms,
@@ -110,14 +156,10 @@ impl<C: MonotonicClock> Registry<C> {
         };
         match self.executor.submit(job) {
             Ok(()) => {
-                entry.job = Some((req.id, cell));
-                None
+                entry.check = Some(Check::Submitted(req.id, cell));
+                true
             }
-            Err(_) => {
-                self.counters.failure(Failure::Overloaded);
-                let failed = CheckResult::Failed(Failure::Overloaded);
-                entry.lease.on_check_result(now, req.id, failed)
-            }
+            Err(_) => false,
         }
     }
 
@@ -126,13 +168,13 @@ impl<C: MonotonicClock> Registry<C> {
             self.counters.stale_results += 1;
             return;
         };
-        let current = entry.job.as_ref().is_some_and(|(id, _)| *id == c.check)
-            && entry.lease.in_flight().is_some_and(|f| f.id == c.check);
+        let submitted = matches!(&entry.check, Some(Check::Submitted(id, _)) if *id == c.check);
+        let current = submitted && entry.lease.in_flight().is_some_and(|f| f.id == c.check);
         if !current {
             self.counters.stale_results += 1;
             return;
         }
-        entry.job = None;
+        entry.check = None;
         let handle = ContextHandle(c.check.raw());
         let (result, value) = match c.outcome {
             Ok(Authorization::Allowed(grant)) => {
@@ -170,19 +212,26 @@ impl<C: MonotonicClock> Registry<C> {
         let Some(entry) = self.subs.get_mut(&key) else {
             return;
         };
-        let timed_out = match (entry.lease.in_flight(), &entry.job) {
-            (Some(check), Some((id, _))) => check.id == *id && now >= check.deadline_ms,
+        let timed_out = match (entry.lease.in_flight(), &entry.check) {
+            (Some(in_flight), Some(check)) => {
+                in_flight.id == check.id() && entry.lease.check_overdue(now)
+            }
             _ => false,
         };
-        if timed_out && let Some((id, cell)) = entry.job.take() {
-            let phase = match self.executor.cancel(&cell) {
-                Some(TimeoutPhase::Queued) => TimeoutPhase::Queued,
-                _ => {
-                    if self.executor.abandon(&cell) {
-                        self.counters.abandoned_workers += 1;
+        if timed_out && let Some(check) = entry.check.take() {
+            let id = check.id();
+            let phase = match check {
+                // Held back in the backlog: it never reached the executor.
+                Check::Held(_) => TimeoutPhase::Queued,
+                Check::Submitted(_, cell) => match self.executor.cancel(&cell) {
+                    Some(TimeoutPhase::Queued) => TimeoutPhase::Queued,
+                    _ => {
+                        if self.executor.abandon(&cell) {
+                            self.counters.abandoned_workers += 1;
+                        }
+                        TimeoutPhase::Running
                     }
-                    TimeoutPhase::Running
-                }
+                },
             };
             let failure = Failure::TimedOut(phase);
             self.counters.failure(failure);
@@ -246,15 +295,18 @@ impl<C: MonotonicClock> Registry<C> {
         });
     }
 
-    /// Forgets a subscription, cancelling its check.
+    /// Forgets a subscription, cancelling its check and dropping it from the indexes.
     fn remove(&mut self, now: u64, key: SubscriptionKey) -> Option<Entry> {
         let mut entry = self.subs.remove(&key)?;
-        if let Some((_, cell)) = entry.job.take()
+        if let Some(Check::Submitted(_, cell)) = entry.check.take()
             && self.executor.cancel(&cell) == Some(TimeoutPhase::Running)
         {
             let give_up_at = now.saturating_add(self.cfg.lease.check_timeout_ms);
             self.zombies.push((give_up_at, cell));
         }
+        let principal = entry.principal.as_ref();
+        self.index
+            .remove(key, principal, &entry.filter, &entry.uris);
         if let Target::Resource { session, uri } = &entry.target
             && let Some(uris) = self.sessions.get_mut(session)
         {

@@ -13,17 +13,19 @@
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //! use mrtr_std::clock::StdMonotonicClock;
-//! use mrtr_std::subscription::{Authorization, AuthorizationContext, EndReason, Grant,
-//!     InvocationFeatures, ListenRefused, NotificationFilter, Registry, RegistryConfig,
-//!     RegistryHandle, RequestId};
+//! use mrtr_std::subscription::{Admission, Authorization, AuthorizationContext, EndReason,
+//!     Grant, InvocationFeatures, ListenRefused, NotificationFilter, Principal, Registry,
+//!     RegistryConfig, RegistryHandle, RequestId, Selector};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! // Callers whose evidence is a `String` are allowed; anyone else is denied.
+//! // Signed-in callers are allowed unless their subject is "mallory"; anonymous ones are not.
 //! let authorizer = |ctx: &AuthorizationContext, _: &InvocationFeatures| {
-//!     Ok(match ctx.evidence_as::<String>() {
-//!         Some(_) => Authorization::Allowed(Grant::for_duration(ctx, Duration::from_secs(60))),
-//!         None => Authorization::Denied,
+//!     Ok(match ctx.principal() {
+//!         Some(p) if p.subject() != "mallory" => {
+//!             Authorization::Allowed(Grant::for_duration(ctx, Duration::from_secs(60)))
+//!         }
+//!         _ => Authorization::Denied,
 //!     })
 //! };
 //! let registry =
@@ -31,14 +33,19 @@
 //! let subs = RegistryHandle::spawn(registry);
 //!
 //! let filter = NotificationFilter { tools_list_changed: true, ..Default::default() };
+//! let alice = Admission::of(Principal::new("https://idp.example", "alice"));
 //! let listening = subs
-//!     .listen(RequestId::Number(1), filter.clone(), Some(Arc::new("alice".to_owned())))
+//!     .listen(RequestId::Number(1), filter.clone(), alice)
 //!     .await
 //!     .expect("allowed");
 //! assert!(listening.may_deliver()); // acknowledged: send the acknowledgment, then deliver
 //!
-//! let refused = subs.listen(RequestId::Number(2), filter, None).await;
+//! let refused = subs.listen(RequestId::Number(2), filter, Admission::anonymous()).await;
 //! assert_eq!(refused.err(), Some(ListenRefused::Refused(EndReason::Denied)));
+//!
+//! // A policy change about bob re-checks bob's subscriptions only.
+//! assert_eq!(subs.reconcile_matching(&Selector::Subject("bob".into())), 0);
+//! assert!(listening.may_deliver());
 //! drop(listening); // closes the subscription
 //! # }
 //! ```
@@ -50,8 +57,9 @@ use std::time::Duration;
 
 use tokio::sync::{Notify, mpsc};
 
-use super::authorizer::AppValue;
+use super::admission::Admission;
 use super::events::{Event, Refused};
+use super::index::Selector;
 use super::registry::{Registry, SubscriptionKey};
 use super::target::{NotificationFilter, RequestId};
 use crate::clock::MonotonicClock;
@@ -149,22 +157,28 @@ impl<C: MonotonicClock + 'static> RegistryHandle<C> {
 
     /// Starts a `subscriptions/listen` subscription and waits for its initial check:
     /// [`Listening`] once allowed (send the acknowledgment now), or why not (answer the
-    /// request with an error; nothing was acknowledged). `evidence` is what the authorizer
-    /// sees ([`AuthorizationContext::evidence_as`](super::AuthorizationContext::evidence_as)).
+    /// request with an error; nothing was acknowledged). `admission` is what the server
+    /// authenticated; the authorizer sees it in every check
+    /// ([`AuthorizationContext::principal`](super::AuthorizationContext::principal)) and
+    /// its principal selects the subscription for [`reconcile_matching`](Self::reconcile_matching).
     ///
     /// Cancel safe: dropping the future closes the subscription.
     pub async fn listen(
         &self,
         id: RequestId,
         filter: NotificationFilter,
-        evidence: Option<AppValue>,
+        admission: Admission,
     ) -> Result<Listening<C>, ListenRefused> {
         let (tx, rx) = mpsc::unbounded_channel();
         let key = {
             let mut registry = self.shared.registry();
-            let key = registry.listen(id, filter, evidence).map_err(|e| match e {
-                Refused::AtCapacity | Refused::AlreadySubscribed(_) => ListenRefused::AtCapacity,
-            })?;
+            let key = registry
+                .listen(id, filter, admission)
+                .map_err(|e| match e {
+                    Refused::AtCapacity | Refused::AlreadySubscribed(_) => {
+                        ListenRefused::AtCapacity
+                    }
+                })?;
             // Routed before the driver can run, so the acknowledgment cannot be missed.
             self.shared.routes().insert(key, tx);
             key
@@ -196,8 +210,17 @@ impl<C: MonotonicClock> RegistryHandle<C> {
         out
     }
 
-    /// Re-checks every subscription now (after revoking a subject, say): denied ones end.
-    /// Returns how many checks were started.
+    /// Re-checks the subscriptions `selector` picks (after revoking one subject, say):
+    /// denied ones end, the others keep delivering untouched. Returns how many.
+    /// See [`Registry::reconcile_matching`].
+    pub fn reconcile_matching(&self, selector: &Selector) -> usize {
+        self.with_registry(|r| r.reconcile_matching(selector))
+    }
+
+    /// Re-checks every subscription now (after a policy change that may affect anyone):
+    /// denied ones end. The checks are spread through the executor, never failed for lack
+    /// of room. Prefer [`reconcile_matching`](Self::reconcile_matching) when the change has
+    /// a known scope. Returns how many.
     pub fn reconcile_all(&self) -> usize {
         self.with_registry(Registry::reconcile_all)
     }

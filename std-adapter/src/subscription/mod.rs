@@ -16,7 +16,12 @@
 //!    writable) and close the stream; on [`Event::SessionRetired`] retire the session.
 //! 5. On client cancel, stream close or `resources/unsubscribe`, call [`Registry::close`] or
 //!    [`Registry::unsubscribe_resource`] (the authorizer is not called).
-//! 6. Drive it from one task: call [`Registry::drive`] whenever the waker set with
+//! 6. When policy changes, reconcile what it affects: [`Registry::reconcile_matching`] with
+//!    a [`Selector`] (a subject or principal, a resource URI, a notification family, a
+//!    session), found through indexes; [`Registry::reconcile_all`] only when anyone may be
+//!    affected. Reconciliations fence delivery at once and wait their turn for the bounded
+//!    executor; none fails for lack of room.
+//! 7. Drive it from one task: call [`Registry::drive`] whenever the waker set with
 //!    [`Registry::set_waker`] fires or [`Registry::time_until_next_deadline`] elapses. With
 //!    tokio: a `Notify` as waker and `tokio::time::sleep` for the deadline, in a `select!`.
 //!    `drive` never blocks: authorizers run on the registry's own threads.
@@ -31,8 +36,8 @@
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //! use mrtr_std::clock::StdMonotonicClock;
-//! use mrtr_std::subscription::{Authorization, AuthorizationContext, Event, Grant,
-//!     InvocationFeatures, NotificationFilter, Registry, RegistryConfig, RequestId};
+//! use mrtr_std::subscription::{Admission, Authorization, AuthorizationContext, Event, Grant,
+//!     InvocationFeatures, NotificationFilter, Principal, Registry, RegistryConfig, RequestId};
 //!
 //! let authorizer = |ctx: &AuthorizationContext, _: &InvocationFeatures| {
 //!     Ok(Authorization::Allowed(Grant::for_duration(ctx, Duration::from_secs(60))))
@@ -41,7 +46,8 @@
 //!     Registry::new(StdMonotonicClock::new(), Arc::new(authorizer), RegistryConfig::default());
 //!
 //! let filter = NotificationFilter { tools_list_changed: true, ..Default::default() };
-//! let key = registry.listen(RequestId::Number(1), filter, None).unwrap();
+//! let alice = Admission::of(Principal::new("https://idp.example", "alice"));
+//! let key = registry.listen(RequestId::Number(1), filter, alice).unwrap();
 //! assert!(!registry.may_deliver(key)); // not before the acknowledgment
 //!
 //! let mut events = Vec::new();
@@ -56,6 +62,7 @@
 //! assert!(!registry.may_deliver(key));
 //! ```
 
+mod admission;
 mod authorizer;
 mod counters;
 mod dispatch;
@@ -63,9 +70,12 @@ mod dispatch;
 mod driver;
 mod events;
 mod executor;
+mod index;
+mod reconcile;
 mod registry;
 mod target;
 
+pub use admission::{Admission, Principal};
 pub use authorizer::{
     AppValue, Authorization, AuthorizationContext, AuthorizeError, Authorizer, CancellationToken,
     DenyAll, Grant, InvocationFeatures, deny_all,
@@ -74,6 +84,7 @@ pub use counters::Counters;
 #[cfg(feature = "tokio")]
 pub use driver::{ListenRefused, Listening, RegistryHandle};
 pub use events::{Event, EventSink, Refused};
+pub use index::{Family, Selector};
 pub use mrtr_core::lease::{CheckKind, EndReason, Failure, LeaseConfig, Phase, TimeoutPhase};
 pub use registry::{Registry, RegistryConfig, SubscriptionKey};
 pub use target::{NotificationFilter, RequestId, Target, completion_result_json};

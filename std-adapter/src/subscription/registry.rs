@@ -1,17 +1,19 @@
 //! The subscription registry: many leases, one timer heap, one bounded executor.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mrtr_core::lease::{CheckId, Era, Lease, LeaseConfig, Phase, stagger_ms};
+use mrtr_core::lease::{CheckId, CheckRequest, Era, Lease, LeaseConfig, Phase, stagger_ms};
 
+use super::admission::{Admission, Principal};
 use super::authorizer::{AppValue, Authorizer};
 use super::counters::Counters;
 use super::events::{Event, EventSink, Refused};
 use super::executor::{Completions, Executor, JobCell};
+use super::index::Index;
 use super::target::{NotificationFilter, RequestId, Target};
 use crate::clock::MonotonicClock;
 
@@ -23,6 +25,11 @@ impl SubscriptionKey {
     /// The raw number.
     pub fn get(self) -> u64 {
         self.0
+    }
+
+    #[cfg(test)]
+    pub(super) const fn from_raw(raw: u64) -> Self {
+        Self(raw)
     }
 }
 
@@ -39,7 +46,9 @@ pub struct RegistryConfig {
     pub lease: LeaseConfig,
     /// Worker threads that run checks (at least one).
     pub workers: usize,
-    /// Checks that may wait for a worker; beyond it a check fails closed at once.
+    /// Checks that may wait for a worker. Reconciliations fill at most half of it and wait
+    /// their turn (fenced) beyond that; an initial check that finds it full fails closed at
+    /// once (the listen is refused), a renewal fails transiently (fenced, retried).
     pub queue_capacity: usize,
     /// Replacement workers for workers stuck in a hanging authorizer past its deadline.
     pub max_spare_workers: usize,
@@ -59,14 +68,33 @@ impl Default for RegistryConfig {
     }
 }
 
+/// A subscription's check whose result has not been applied yet.
+pub(super) enum Check {
+    /// Held back for room in the executor queue (a reconciliation waiting its turn in the
+    /// registry's backlog). Its deadline runs from when it is handed over.
+    Held(CheckRequest),
+    /// Handed to the executor: queued, running, or finished and waiting for `drive`.
+    Submitted(CheckId, Arc<JobCell>),
+}
+
+impl Check {
+    pub(super) fn id(&self) -> CheckId {
+        match self {
+            Self::Held(req) => req.id,
+            Self::Submitted(id, _) => *id,
+        }
+    }
+}
+
 pub(super) struct Entry {
     pub(super) lease: Lease,
     pub(super) target: Target,
+    pub(super) principal: Option<Principal>,
     pub(super) evidence: Option<AppValue>,
     pub(super) filter: Arc<NotificationFilter>,
     pub(super) uris: Arc<[String]>,
     pub(super) context: Option<AppValue>,
-    pub(super) job: Option<(CheckId, Arc<JobCell>)>,
+    pub(super) check: Option<Check>,
     pub(super) timer_at: Option<u64>,
 }
 
@@ -84,6 +112,9 @@ pub struct Registry<C> {
     pub(super) completions: Arc<Completions>,
     pub(super) subs: HashMap<SubscriptionKey, Entry>,
     pub(super) sessions: HashMap<Arc<str>, HashMap<Arc<str>, SubscriptionKey>>,
+    pub(super) index: Index,
+    /// Held checks in the order they wait; a key whose check is no longer held is skipped.
+    pub(super) backlog: VecDeque<SubscriptionKey>,
     pub(super) timers: BinaryHeap<Reverse<(u64, SubscriptionKey)>>,
     pub(super) zombies: Vec<(u64, Arc<JobCell>)>,
     pub(super) outbox: Vec<Event>,
@@ -104,6 +135,8 @@ impl<C: MonotonicClock> Registry<C> {
             completions,
             subs: HashMap::new(),
             sessions: HashMap::new(),
+            index: Index::default(),
+            backlog: VecDeque::new(),
             timers: BinaryHeap::new(),
             zombies: Vec::new(),
             outbox: Vec::new(),
@@ -122,12 +155,13 @@ impl<C: MonotonicClock> Registry<C> {
 
     /// Starts a 2026-07-28 `subscriptions/listen` subscription: its initial check runs now;
     /// an [`Event::Acknowledged`] or [`Event::Rejected`] follows from [`drive`](Self::drive).
-    /// Send nothing on the stream before the acknowledgment.
+    /// Send nothing on the stream before the acknowledgment. `admission` is what the server
+    /// authenticated: its principal is indexed for [`reconcile_matching`](Self::reconcile_matching).
     pub fn listen(
         &mut self,
         id: RequestId,
         filter: NotificationFilter,
-        evidence: Option<AppValue>,
+        admission: Admission,
     ) -> Result<SubscriptionKey, Refused> {
         self.admit()?;
         let key = self.new_key();
@@ -136,7 +170,7 @@ impl<C: MonotonicClock> Registry<C> {
         seed.extend_from_slice(&key.0.to_be_bytes());
         let uris: Arc<[String]> = filter.resource_subscriptions.clone().into();
         let target = Target::Listen(id);
-        self.insert(key, Era::Listen, target, &seed, filter, uris, evidence);
+        self.insert(key, Era::Listen, target, &seed, filter, uris, admission);
         Ok(key)
     }
 
@@ -146,7 +180,7 @@ impl<C: MonotonicClock> Registry<C> {
         &mut self,
         session: &str,
         uri: &str,
-        evidence: Option<AppValue>,
+        admission: Admission,
     ) -> Result<SubscriptionKey, Refused> {
         if let Some(key) = self.sessions.get(session).and_then(|m| m.get(uri)) {
             return Err(Refused::AlreadySubscribed(*key));
@@ -165,7 +199,7 @@ impl<C: MonotonicClock> Registry<C> {
         let uris: Arc<[String]> = vec![uri.to_string()].into();
         let target = Target::Resource { session, uri };
         let filter = NotificationFilter::default();
-        self.insert(key, Era::Session, target, &seed, filter, uris, evidence);
+        self.insert(key, Era::Session, target, &seed, filter, uris, admission);
         Ok(key)
     }
 
@@ -189,6 +223,8 @@ impl<C: MonotonicClock> Registry<C> {
         if let Some(action) = entry.lease.close(now) {
             self.apply(now, key, action);
         }
+        // Its check may have left room in the executor queue.
+        self.pump();
         true
     }
 
@@ -201,25 +237,6 @@ impl<C: MonotonicClock> Registry<C> {
             .map(|m| m.values().copied().collect())
             .unwrap_or_default();
         keys.iter().filter(|k| self.close(**k)).count()
-    }
-
-    /// The application asks to re-check one subscription now: delivery is fenced at once.
-    pub fn reconcile(&mut self, key: SubscriptionKey) -> bool {
-        let now = self.clock.now_ms();
-        let Some(entry) = self.subs.get_mut(&key) else {
-            return false;
-        };
-        if let Some(action) = entry.lease.reconcile(now) {
-            self.apply(now, key, action);
-        }
-        self.reschedule(key);
-        true
-    }
-
-    /// Reconciles every subscription. Returns how many.
-    pub fn reconcile_all(&mut self) -> usize {
-        let keys: Vec<_> = self.subs.keys().copied().collect();
-        keys.into_iter().filter(|k| self.reconcile(*k)).count()
     }
 
     /// The delivery gate: may a notification be sent on this subscription now?
@@ -255,6 +272,7 @@ impl<C: MonotonicClock> Registry<C> {
             self.fire(now, key);
         }
         self.reap_zombies(now);
+        self.pump();
         for event in self.outbox.drain(..) {
             sink.emit(event);
         }
@@ -283,15 +301,22 @@ impl<C: MonotonicClock> Registry<C> {
         self.completions.wait(timeout)
     }
 
-    /// Checks of live subscriptions whose result has not been applied yet (queued, running,
-    /// or finished and waiting for [`drive`](Self::drive)).
+    /// Checks of live subscriptions whose result has not been applied yet (held, queued,
+    /// running, or finished and waiting for [`drive`](Self::drive)). O(n).
     pub fn pending_checks(&self) -> usize {
-        self.subs.values().filter(|e| e.job.is_some()).count()
+        self.subs.values().filter(|e| e.check.is_some()).count()
     }
 
-    /// Checks waiting for a worker.
+    /// Checks waiting for a worker in the executor queue.
     pub fn queued_checks(&self) -> usize {
         self.executor.queued()
+    }
+
+    /// Checks held back in the registry until the executor queue has room (reconciliations
+    /// waiting their turn, fenced). O(n).
+    pub fn held_checks(&self) -> usize {
+        let held = |e: &&Entry| matches!(e.check, Some(Check::Held(_)));
+        self.subs.values().filter(held).count()
     }
 
     /// A snapshot of the counters.
@@ -320,6 +345,11 @@ impl<C: MonotonicClock> Registry<C> {
     /// A subscription's lease, while it is held (read-only, for diagnostics).
     pub fn lease(&self, key: SubscriptionKey) -> Option<&Lease> {
         self.subs.get(&key).map(|e| &e.lease)
+    }
+
+    /// The principal a subscription was admitted for, while it is held.
+    pub fn principal(&self, key: SubscriptionKey) -> Option<&Principal> {
+        self.subs.get(&key).and_then(|e| e.principal.as_ref())
     }
 
     /// The application context of a subscription's latest accepted grant.
@@ -354,19 +384,22 @@ impl<C: MonotonicClock> Registry<C> {
         seed: &[u8],
         filter: NotificationFilter,
         uris: Arc<[String]>,
-        evidence: Option<AppValue>,
+        admission: Admission,
     ) {
         let now = self.clock.now_ms();
         let stagger = stagger_ms(seed, self.cfg.lease.max_stagger_ms);
         let (lease, first) = Lease::new(self.cfg.lease, era, stagger, now);
+        let (principal, evidence) = admission.into_parts();
+        self.index.insert(key, principal.as_ref(), &filter, &uris);
         let entry = Entry {
             lease,
             target,
+            principal,
             evidence,
             filter: Arc::new(filter),
             uris,
             context: None,
-            job: None,
+            check: None,
             timer_at: None,
         };
         self.subs.insert(key, entry);
@@ -378,7 +411,7 @@ impl<C: MonotonicClock> Registry<C> {
 impl<C> Drop for Registry<C> {
     fn drop(&mut self) {
         for entry in self.subs.values() {
-            if let Some((_, cell)) = &entry.job {
+            if let Some(Check::Submitted(_, cell)) = &entry.check {
                 let _ = self.executor.cancel(cell);
             }
         }

@@ -1,6 +1,7 @@
 //! Behaviour of the lease machine, driven with explicit times.
 
 mod listen;
+mod overload;
 mod session;
 mod walk;
 

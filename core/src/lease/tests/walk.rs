@@ -51,7 +51,7 @@ fn random_event_sequences_keep_invariants() {
             now += rng.next() % 20_000;
             let in_flight = lease.in_flight().map(|f| f.id);
             let before = lease.clone();
-            match rng.next() % 6 {
+            match rng.next() % 8 {
                 0 | 1 => {
                     let _ = lease.poll(now);
                 }
@@ -60,9 +60,10 @@ fn random_event_sequences_keep_invariants() {
                         Some(id) if !rng.next().is_multiple_of(4) => id,
                         _ => CheckId::from_raw(rng.next() % 8),
                     };
-                    let result = match rng.next() % 4 {
+                    let result = match rng.next() % 6 {
                         0 => CheckResult::Denied,
                         1 => CheckResult::Failed(Failure::Error),
+                        2 => CheckResult::Failed(Failure::Overloaded),
                         _ => allow(now.saturating_add(rng.next() % 120_000)),
                     };
                     let action = lease.on_check_result(now, id, result);
@@ -76,6 +77,16 @@ fn random_event_sequences_keep_invariants() {
                 }
                 4 if rng.next().is_multiple_of(10) => {
                     let _ = lease.close(now);
+                }
+                6 => {
+                    if let Some(id) = in_flight {
+                        let _ = lease.hold(now, id);
+                    }
+                }
+                7 => {
+                    if let Some(id) = in_flight {
+                        let _ = lease.issue(now, id);
+                    }
                 }
                 _ => {
                     // Time that goes backwards.
