@@ -13,7 +13,8 @@ use mrtr_core::lease::{
 use super::authorizer::{Authorization, AuthorizationContext};
 use super::events::Event;
 use super::executor::{Completion, Job, JobCell};
-use super::registry::{Check, Entry, Registry, SubscriptionKey};
+use super::key::SubscriptionKey;
+use super::registry::{Check, Entry, Registry};
 use super::target::{Target, completion_result_json};
 use crate::clock::MonotonicClock;
 

@@ -5,7 +5,7 @@ use std::sync::mpsc;
 
 use mrtr_core::lease::EndReason;
 
-use super::registry::SubscriptionKey;
+use super::key::SubscriptionKey;
 use super::target::{RequestId, Target};
 
 /// Something the server must act on, produced by [`Registry::drive`](super::Registry::drive).

@@ -17,7 +17,7 @@ use mrtr_core::lease::{CheckId, Failure, TimeoutPhase};
 use super::authorizer::{
     Authorization, AuthorizationContext, Authorizer, CancellationToken, InvocationFeatures,
 };
-use super::registry::SubscriptionKey;
+use super::key::SubscriptionKey;
 
 const QUEUED: u8 = 0;
 const RUNNING: u8 = 1;

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::admission::Principal;
-use super::registry::SubscriptionKey;
+use super::key::SubscriptionKey;
 use super::target::NotificationFilter;
 
 /// Which subscriptions [`Registry::reconcile_matching`](super::Registry::reconcile_matching)
@@ -162,7 +162,7 @@ mod tests {
     use super::*;
 
     fn key(n: u64) -> SubscriptionKey {
-        SubscriptionKey::from_raw(n)
+        SubscriptionKey::new(n)
     }
 
     #[test]

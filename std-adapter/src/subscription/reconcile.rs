@@ -9,7 +9,8 @@
 //! The other half of the queue stays free for initial checks and renewals.
 
 use super::index::Selector;
-use super::registry::{Check, Registry, SubscriptionKey};
+use super::key::SubscriptionKey;
+use super::registry::{Check, Registry};
 use crate::clock::MonotonicClock;
 
 impl<C: MonotonicClock> Registry<C> {

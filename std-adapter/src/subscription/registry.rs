@@ -14,30 +14,9 @@ use super::counters::Counters;
 use super::events::{Event, EventSink, Refused};
 use super::executor::{Completions, Executor, JobCell};
 use super::index::Index;
+use super::key::SubscriptionKey;
 use super::target::{NotificationFilter, RequestId, Target};
 use crate::clock::MonotonicClock;
-
-/// Identifies one subscription inside a registry. Never reused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct SubscriptionKey(u64);
-
-impl SubscriptionKey {
-    /// The raw number.
-    pub fn get(self) -> u64 {
-        self.0
-    }
-
-    #[cfg(test)]
-    pub(super) const fn from_raw(raw: u64) -> Self {
-        Self(raw)
-    }
-}
-
-impl fmt::Display for SubscriptionKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "sub-{}", self.0)
-    }
-}
 
 /// Registry limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,7 +146,7 @@ impl<C: MonotonicClock> Registry<C> {
         let key = self.new_key();
         // Clients reuse small request ids; the key keeps their staggers apart.
         let mut seed = id.seed_bytes();
-        seed.extend_from_slice(&key.0.to_be_bytes());
+        seed.extend_from_slice(&key.get().to_be_bytes());
         let uris: Arc<[String]> = filter.resource_subscriptions.clone().into();
         let target = Target::Listen(id);
         self.insert(key, Era::Listen, target, &seed, filter, uris, admission);
@@ -372,7 +351,7 @@ impl<C: MonotonicClock> Registry<C> {
 
     fn new_key(&mut self) -> SubscriptionKey {
         self.next_key += 1;
-        SubscriptionKey(self.next_key)
+        SubscriptionKey::new(self.next_key)
     }
 
     #[allow(clippy::too_many_arguments)]
