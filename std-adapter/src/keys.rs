@@ -471,6 +471,15 @@ impl KeyConfig {
 
     /// Builds the key ring for cipher `C` with room for `K` keys; the secrets are consumed.
     pub fn into_ring<C: Cipher, const K: usize>(self) -> Result<KeyRing<C, K>, KeyConfigError> {
+        self.into_ring_counting(|_| 0)
+    }
+
+    /// [`KeyConfig::into_ring`], each key starting with `used(id)` seals already taken from
+    /// its budget (to carry the counts of a running ring over a reload).
+    pub fn into_ring_counting<C: Cipher, const K: usize>(
+        self,
+        used: impl Fn(&KeyId) -> u32,
+    ) -> Result<KeyRing<C, K>, KeyConfigError> {
         if self.keys.len() > K {
             return Err(KeyConfigError::new(
                 "key ring",
@@ -482,12 +491,16 @@ impl KeyConfig {
         }
         let mut keys = self.keys;
         let (id, secret) = keys.remove(self.current);
-        let mut ring = KeyRing::new(Key::new(id, secret));
+        let n = used(&id);
+        let mut ring = KeyRing::new(Key::with_seals_used(id, secret, n));
         for (id, secret) in keys {
             let err_id = id.clone();
-            ring.add_previous(Key::new(id, secret)).map_err(|_| {
-                KeyConfigError::new("key ring", KeyConfigProblem::DuplicateKeyId).with_id(&err_id)
-            })?;
+            let n = used(&id);
+            ring.add_previous(Key::with_seals_used(id, secret, n))
+                .map_err(|_| {
+                    KeyConfigError::new("key ring", KeyConfigProblem::DuplicateKeyId)
+                        .with_id(&err_id)
+                })?;
         }
         Ok(ring)
     }

@@ -18,6 +18,7 @@ use std::marker::PhantomData;
 use std::str::FromStr;
 
 use mrtr_core::cipher::{Algorithm, Cipher};
+use mrtr_core::key::KeyId;
 use mrtr_core::replay::ReplayCache;
 use mrtr_core::{
     Clock, ConfigError, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, ErrorDetail, Mrtr, Reason, Round,
@@ -340,13 +341,27 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
         replay: R,
         clock: Clk,
     ) -> Result<Self, EngineConfigError> {
+        Self::with_clock_counting(backend, keys, limits, replay, clock, |_| 0)
+    }
+
+    /// [`AnyEngine::with_clock`], each key starting with `used(id)` seals already taken from
+    /// its budget (a reload carries the counts over; see [`Rotating`](super::Rotating)).
+    pub fn with_clock_counting(
+        backend: Backend,
+        keys: KeyConfig,
+        limits: Limits,
+        replay: R,
+        clock: Clk,
+        used: impl Fn(&KeyId) -> u32,
+    ) -> Result<Self, EngineConfigError> {
         fn build<C: Cipher, R, Clk: Clock>(
             keys: KeyConfig,
             limits: Limits,
             clock: Clk,
             replay: R,
+            used: &dyn Fn(&KeyId) -> u32,
         ) -> Result<Engine<C, R, Clk>, EngineConfigError> {
-            let mrtr = Mrtr::builder(keys.into_ring::<C, 4>()?, clock)
+            let mrtr = Mrtr::builder(keys.into_ring_counting::<C, 4>(used)?, clock)
                 .ttl_ms(limits.ttl_ms)
                 .max_rounds(limits.max_rounds)
                 .error_detail(limits.error_detail)
@@ -355,22 +370,26 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
         }
         let inner = match backend {
             #[cfg(feature = "aes-gcm")]
-            Backend::Aes256Gcm => Inner::Aes256Gcm(build(keys, limits, clock, replay)?),
+            Backend::Aes256Gcm => Inner::Aes256Gcm(build(keys, limits, clock, replay, &used)?),
             #[cfg(feature = "chacha20poly1305")]
             Backend::ChaCha20Poly1305 => {
-                Inner::ChaCha20Poly1305(build(keys, limits, clock, replay)?)
+                Inner::ChaCha20Poly1305(build(keys, limits, clock, replay, &used)?)
             }
             #[cfg(feature = "chacha20poly1305")]
             Backend::XChaCha20Poly1305 => {
-                Inner::XChaCha20Poly1305(build(keys, limits, clock, replay)?)
+                Inner::XChaCha20Poly1305(build(keys, limits, clock, replay, &used)?)
             }
             #[cfg(feature = "aes-gcm-siv")]
-            Backend::Aes256GcmSiv => Inner::Aes256GcmSiv(build(keys, limits, clock, replay)?),
+            Backend::Aes256GcmSiv => {
+                Inner::Aes256GcmSiv(build(keys, limits, clock, replay, &used)?)
+            }
             #[cfg(feature = "aws-lc")]
-            Backend::AwsLcAes256Gcm => Inner::AwsLcAes256Gcm(build(keys, limits, clock, replay)?),
+            Backend::AwsLcAes256Gcm => {
+                Inner::AwsLcAes256Gcm(build(keys, limits, clock, replay, &used)?)
+            }
             #[cfg(feature = "aws-lc")]
             Backend::AwsLcChaCha20Poly1305 => {
-                Inner::AwsLcChaCha20Poly1305(build(keys, limits, clock, replay)?)
+                Inner::AwsLcChaCha20Poly1305(build(keys, limits, clock, replay, &used)?)
             }
         };
         Ok(Self { backend, inner })
@@ -379,6 +398,21 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
     /// The backend in use.
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// The id of the key that seals.
+    pub fn current_key_id(&self) -> KeyId {
+        each_engine!(&self.inner, e => e.mrtr().keys().current().id().clone())
+    }
+
+    /// How many seals each key has performed in this process, current key first.
+    pub fn seals_used(&self) -> Vec<(KeyId, u32)> {
+        each_engine!(&self.inner, e => e
+            .mrtr()
+            .keys()
+            .iter()
+            .map(|k| (k.id().clone(), k.seals_used()))
+            .collect())
     }
 
     /// The AEAD algorithm in use.

@@ -40,9 +40,11 @@ use crate::replay::AsyncReplayCache;
 use crate::rng::OsRng;
 
 mod any;
+mod rotating;
 mod step;
 
 pub use any::{AnyEngine, Backend, EngineConfigError, Limits, UnknownBackend};
+pub use rotating::{Generation, Reloaded, Rotating, Shared};
 use step::Record;
 pub use step::{PauseError, Resumption, Step, Verified};
 

@@ -25,4 +25,3 @@ impl fmt::Display for SubscriptionKey {
         write!(f, "sub-{}", self.0)
     }
 }
-

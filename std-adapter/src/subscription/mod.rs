@@ -86,7 +86,7 @@ pub use counters::Counters;
 pub use driver::{ListenRefused, Listening, RegistryHandle};
 pub use events::{Event, EventSink, Refused};
 pub use index::{Family, Selector};
-pub use mrtr_core::lease::{CheckKind, EndReason, Failure, LeaseConfig, Phase, TimeoutPhase};
 pub use key::SubscriptionKey;
+pub use mrtr_core::lease::{CheckKind, EndReason, Failure, LeaseConfig, Phase, TimeoutPhase};
 pub use registry::{Registry, RegistryConfig};
 pub use target::{NotificationFilter, RequestId, Target, completion_result_json};
