@@ -8,14 +8,18 @@ use mrtr_std::engine::{Resumption, Step, Verified};
 use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest, Unbindable};
 use mrtr_std::replay::{AnyReplayCache, AsyncReplayCache};
 use rmcp::RoleServer;
-use rmcp::model::{ClientCapabilities, ErrorData, InputRequests, InputRequiredResult, InputResponses};
+use rmcp::model::{
+    ClientCapabilities, ErrorData, InputRequests, InputRequiredResult, InputResponses,
+};
 use rmcp::service::RequestContext;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::caller::Caller;
 use crate::error::ToErrorData;
-use crate::mrtr::Mrtr;
+
+/// The engine generation a request is served by.
+type Engine<R> = std::sync::Arc<mrtr_std::engine::Generation<R, mrtr_std::SystemClock>>;
 
 /// What a request is bound to, owned (so it can be kept across the handler's awaits).
 pub(crate) struct Binding {
@@ -49,7 +53,7 @@ impl Binding {
 /// client could not repeat may happen before the commit succeeds.
 #[must_use = "commit the pending request to spend its token and run the handler"]
 pub struct Pending<R = AnyReplayCache> {
-    mrtr: Mrtr<R>,
+    engine: Engine<R>,
     binding: Binding,
     verified: Verified,
     input_responses: Option<InputResponses>,
@@ -58,14 +62,14 @@ pub struct Pending<R = AnyReplayCache> {
 
 impl<R: AsyncReplayCache> Pending<R> {
     pub(crate) fn new(
-        mrtr: Mrtr<R>,
+        engine: Engine<R>,
         binding: Binding,
         verified: Verified,
         input_responses: Option<InputResponses>,
         ctx: RequestContext<RoleServer>,
     ) -> Self {
         Self {
-            mrtr,
+            engine,
             binding,
             verified,
             input_responses,
@@ -98,13 +102,12 @@ impl<R: AsyncReplayCache> Pending<R> {
     /// rejection.
     pub async fn commit(self) -> Result<Call<R>, ErrorData> {
         let step = self
-            .mrtr
-            .engine()
+            .engine
             .commit_async(self.verified)
             .await
             .map_err(|e| e.to_error_data())?;
         Ok(Call {
-            mrtr: self.mrtr,
+            engine: self.engine,
             binding: self.binding,
             step,
             input_responses: self.input_responses,
@@ -129,7 +132,7 @@ impl<R> fmt::Debug for Pending<R> {
 /// ([`Call::input_responses`]), and either completes or pauses again ([`Call::pause`],
 /// [`Call::retry`]).
 pub struct Call<R = AnyReplayCache> {
-    mrtr: Mrtr<R>,
+    engine: Engine<R>,
     binding: Binding,
     step: Step,
     input_responses: Option<InputResponses>,
@@ -218,8 +221,7 @@ impl<R> Call<R> {
             ErrorData::internal_error("Internal error: cannot encode the paused state", None)
         })?;
         let req = self.binding.request();
-        self.mrtr
-            .engine()
+        self.engine
             .pause(&req, self.step.next_round(), &bytes)
             .map_err(|e| e.to_error_data())
     }

@@ -61,12 +61,14 @@ where
             input_responses,
             &context.request_context,
         )?;
-        let params = serde_json::from_value(serde_json::Value::Object(
-            arguments.unwrap_or_default(),
-        ))
-        .map_err(|e| {
-            ErrorData::invalid_params(format!("failed to deserialize parameters: {e}"), None)
-        })?;
+        let params =
+            serde_json::from_value(serde_json::Value::Object(arguments.unwrap_or_default()))
+                .map_err(|e| {
+                    ErrorData::invalid_params(
+                        format!("failed to deserialize parameters: {e}"),
+                        None,
+                    )
+                })?;
         Ok(Self { params, pending })
     }
 }

@@ -107,7 +107,9 @@ impl PrecheckLayer {
         F: Fn(Arc<Value>, &mut http::request::Parts) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Admission> + Send + 'static,
     {
-        self.hook = Some(Arc::new(move |message, parts| Box::pin(hook(message, parts))));
+        self.hook = Some(Arc::new(move |message, parts| {
+            Box::pin(hook(message, parts))
+        }));
         self
     }
 }

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use mrtr_std::engine::AnyEngine;
+use mrtr_std::engine::{Generation, Rotating};
 use mrtr_std::ijson::Violation;
 use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
 use mrtr_std::replay::{AnyReplayCache, AsyncReplayCache};
@@ -15,19 +15,20 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 
-use crate::caller::{Caller, FromExtensions, PrincipalSource, http_parts};
 use crate::call::{Binding, Pending};
+use crate::caller::{Caller, FromExtensions, PrincipalSource, http_parts};
 use crate::error::ToErrorData;
 
-/// mrtr for an rmcp server: the [`AnyEngine`] that seals and checks `requestState`, and the
-/// [`PrincipalSource`] that names the caller. Cheap to clone (one `Arc`); build it once at
-/// startup and keep it in the server struct ([`HasMrtr`]).
+/// mrtr for an rmcp server: the engine that seals and checks `requestState` (a [`Rotating`]
+/// engine, whose keys can be reloaded while it serves), and the [`PrincipalSource`] that names
+/// the caller. Cheap to clone (one `Arc`); build it once at startup and keep it in the server
+/// struct ([`HasMrtr`]).
 pub struct Mrtr<R = AnyReplayCache> {
     shared: Arc<Shared<R>>,
 }
 
 struct Shared<R> {
-    engine: AnyEngine<R>,
+    engine: Rotating<R>,
     principals: Box<dyn PrincipalSource>,
 }
 
@@ -57,12 +58,12 @@ pub trait HasMrtr<R = AnyReplayCache> {
 impl<R> Mrtr<R> {
     /// mrtr with `engine`, reading the caller from the [`Caller`] a bearer-auth layer put in
     /// the HTTP request's extensions (anonymous on stdio).
-    pub fn new(engine: AnyEngine<R>) -> Self {
+    pub fn new(engine: Rotating<R>) -> Self {
         Self::with_principal_source(engine, FromExtensions)
     }
 
     /// mrtr with `engine`, naming callers with `principals`.
-    pub fn with_principal_source(engine: AnyEngine<R>, principals: impl PrincipalSource) -> Self {
+    pub fn with_principal_source(engine: Rotating<R>, principals: impl PrincipalSource) -> Self {
         Self {
             shared: Arc::new(Shared {
                 engine,
@@ -71,9 +72,14 @@ impl<R> Mrtr<R> {
         }
     }
 
-    /// The engine.
-    pub fn engine(&self) -> &AnyEngine<R> {
+    /// The engine, whose keys [`Rotating::reload`] replaces.
+    pub fn rotating(&self) -> &Rotating<R> {
         &self.shared.engine
+    }
+
+    /// The engine generation to serve one request with.
+    pub fn engine(&self) -> Arc<Generation<R, mrtr_std::SystemClock>> {
+        self.shared.engine.engine()
     }
 
     /// The caller of the request `ctx` belongs to.
@@ -167,13 +173,11 @@ impl<R: AsyncReplayCache> Mrtr<R> {
         if let Some(v) = http_parts(ctx).and_then(|p| p.extensions.get::<Violation>()) {
             req = req.not_i_json(v.clone());
         }
-        let verified = self
-            .engine()
-            .verify(&req)
-            .map_err(|e| e.to_error_data())?;
+        let engine = self.engine();
+        let verified = engine.verify(&req).map_err(|e| e.to_error_data())?;
         let args = req.args_digest().map(|d| *d).map_err(Clone::clone);
         Ok(Pending::new(
-            self.clone(),
+            engine,
             Binding {
                 method,
                 version,
