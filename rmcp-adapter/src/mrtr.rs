@@ -175,7 +175,7 @@ impl<R: AsyncReplayCache> Mrtr<R> {
         }
         let engine = self.engine();
         let verified = engine.verify(&req).map_err(|e| e.to_error_data())?;
-        let args = req.args_digest().map(|d| *d).map_err(Clone::clone);
+        let args = req.args_digest().copied().map_err(Clone::clone);
         Ok(Pending::new(
             engine,
             Binding {

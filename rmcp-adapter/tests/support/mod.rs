@@ -1,0 +1,175 @@
+//! A real rmcp Streamable HTTP server on loopback, behind a bearer-auth layer and mrtr's
+//! precheck layer, and rmcp's own client for it.
+
+#![allow(dead_code)] // each test file uses part of the harness
+
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::Response;
+use mrtr_rmcp::{Caller, Mrtr, PrecheckLayer};
+use mrtr_std::core::ErrorDetail;
+use mrtr_std::engine::{Backend, Limits, Rotating};
+use mrtr_std::keys::KeyConfig;
+use mrtr_std::replay::AnyReplayCache;
+use rmcp::model::{ClientCapabilities, ClientConfig, ErrorData, Implementation, ProtocolVersion};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ServerHandler};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tower_layer::Layer;
+
+pub const KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+
+/// mrtr with AES-256-GCM, the in-process replay cache, and a round cap of `max_rounds`.
+pub fn mrtr(max_rounds: u32) -> Mrtr {
+    let keys = KeyConfig::parse_env(&format!("current=k1; k1:{KEY}")).unwrap();
+    let limits = Limits {
+        max_rounds,
+        ..Limits::default()
+    };
+    let engine = Rotating::new(
+        Backend::Aes256Gcm,
+        keys,
+        limits,
+        AnyReplayCache::memory(1_000),
+    )
+    .unwrap();
+    Mrtr::new(engine)
+}
+
+/// Bearer auth: `alice` and `bob` are users of `https://idp.test`; no header is anonymous.
+async fn auth(mut request: Request, next: Next) -> Response {
+    let caller = match request
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+    {
+        Some("Bearer alice") => Caller::user("https://idp.test", "alice"),
+        Some("Bearer bob") => Caller::user("https://idp.test", "bob"),
+        _ => Caller::Anonymous,
+    };
+    request.extensions_mut().insert(caller);
+    next.run(request).await
+}
+
+/// A running server.
+pub struct Served {
+    pub url: String,
+    stop: CancellationToken,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// Serves `server` (stateless 2026-07-28, JSON responses) on a free loopback port.
+pub async fn serve<S: ServerHandler + Clone + Send + Sync + 'static>(server: S) -> Served {
+    let stop = CancellationToken::new();
+    let service: StreamableHttpService<S, LocalSessionManager> = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::default(),
+        StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_cancellation_token(stop.child_token()),
+    );
+    let mcp = PrecheckLayer::new(ErrorDetail::Uniform).layer(service);
+    let router = axum::Router::new()
+        .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn(auth));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let done = stop.clone();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router)
+            .with_graceful_shutdown(async move { done.cancelled_owned().await })
+            .await;
+    });
+    Served { url, stop }
+}
+
+/// A client that declares form elicitation, or nothing.
+#[derive(Clone)]
+pub struct TestClient {
+    form: bool,
+}
+
+impl ClientHandler for TestClient {
+    fn get_info(&self) -> ClientConfig {
+        let caps: ClientCapabilities = if self.form {
+            serde_json::from_value(json!({"elicitation": {"form": {}}})).unwrap()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(caps, Implementation::new("mrtr-rmcp-tests", "1"))
+    }
+}
+
+pub type Client = RunningService<RoleClient, TestClient>;
+
+/// rmcp's client for `url`, as `token` (`None`: anonymous), at 2026-07-28.
+pub async fn client(url: &str, token: Option<&str>, form: bool) -> Client {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    if let Some(token) = token {
+        config = config.auth_header(token.to_owned());
+    }
+    TestClient { form }
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_config(config),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .unwrap()
+}
+
+/// The uniform rejection of a bad `requestState`.
+pub fn assert_uniform(e: &ErrorData) {
+    assert_eq!(e.code.0, -32602, "{e:?}");
+    assert_eq!(e.message, "Invalid or expired requestState");
+    assert_eq!(e.data, Some(json!({"reason": "invalid_request_state"})));
+}
+
+/// The error of a failed call, which must have failed with an MCP error.
+pub fn mcp_error<T: std::fmt::Debug>(r: Result<T, rmcp::ServiceError>) -> ErrorData {
+    match r {
+        Err(rmcp::ServiceError::McpError(e)) => e,
+        other => panic!("expected an MCP error, got {other:?}"),
+    }
+}
+
+/// Posts a raw JSON-RPC body (for what no SDK sends) and returns the JSON response.
+pub async fn post_raw(url: &str, body: &str) -> Value {
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "book")
+        .header("authorization", "Bearer alice")
+        .body(body.to_owned())
+        .send()
+        .await
+        .unwrap();
+    let text = response.text().await.unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"))
+}
+
+/// The `_meta` a 2026-07-28 request carries.
+pub fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}
+    })
+}
