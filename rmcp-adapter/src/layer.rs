@@ -54,12 +54,13 @@ pub const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
 #[derive(Clone, Debug)]
 pub struct JsonRpcMessage(pub Arc<Value>);
 
-/// What an admission hook decides: `Err(error)` answers the request with that JSON-RPC error
-/// object (`{"code", "message", "data"?}`) instead of passing it on.
-pub type Admission = Result<(), Value>;
+/// What an admission hook decides: `Ok(extensions)` passes the request on with these
+/// extensions added to it (for the handler to find); `Err(error)` answers the request with
+/// that JSON-RPC error object (`{"code", "message", "data"?}`) instead.
+pub type Admission = Result<http::Extensions, Value>;
 
 type Hook = Arc<
-    dyn Fn(Arc<Value>, &mut http::request::Parts) -> Pin<Box<dyn Future<Output = Admission> + Send>>
+    dyn Fn(Arc<Value>, &http::request::Parts) -> Pin<Box<dyn Future<Output = Admission> + Send>>
         + Send
         + Sync,
 >;
@@ -100,11 +101,12 @@ impl PrecheckLayer {
     }
 
     /// Runs `hook` on every JSON-RPC message that passed mrtr's checks, with the parsed
-    /// message and the request's parts (whose extensions it may read and extend). Returning
-    /// `Err(error)` answers the request with that JSON-RPC error.
+    /// message and the request's parts (to read, for example, the caller an auth layer put in
+    /// its extensions, before the future starts). The extensions it returns are added to the
+    /// request; an `Err(error)` answers the request with that JSON-RPC error.
     pub fn admit<F, Fut>(mut self, hook: F) -> Self
     where
-        F: Fn(Arc<Value>, &mut http::request::Parts) -> Fut + Send + Sync + 'static,
+        F: Fn(Arc<Value>, &http::request::Parts) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Admission> + Send + 'static,
     {
         self.hook = Some(Arc::new(move |message, parts| {
@@ -213,10 +215,11 @@ where
                     }
                 }
                 let message = Arc::new(message);
-                if let Some(hook) = &layer.hook
-                    && let Err(error) = hook(message.clone(), &mut parts).await
-                {
-                    return Ok(error_response(&message, error));
+                if let Some(hook) = &layer.hook {
+                    match hook(message.clone(), &parts).await {
+                        Ok(extensions) => parts.extensions.extend(extensions),
+                        Err(error) => return Ok(error_response(&message, error)),
+                    }
                 }
                 parts.extensions.insert(JsonRpcMessage(message));
             }

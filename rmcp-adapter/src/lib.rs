@@ -9,6 +9,7 @@
 //! * [`Pending`] (verified; [`Pending::commit`] spends the token) and [`Call`] (typed state,
 //!   [`Call::pause`], [`Call::retry`]);
 //! * [`PrecheckLayer`]: the tower layer answering what must be answered before rmcp parses;
+//! * [`listen`]: `subscriptions/listen` admitted before rmcp acknowledges, then served;
 //! * [`input`]: embedded input requests, the client's answers, declared capabilities;
 //! * [`Caller`], [`FromExtensions`]; [`ToErrorData`].
 
@@ -21,6 +22,7 @@ mod error;
 mod extract;
 pub mod input;
 pub mod layer;
+pub mod listen;
 mod mrtr;
 
 pub use call::{Call, Pending};

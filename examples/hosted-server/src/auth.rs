@@ -13,7 +13,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use mrtr_std::core::Principal;
+use mrtr_rmcp::Caller;
 
 /// The demo map used when no token file is configured.
 pub const DEMO_TOKENS: &[(&str, &str, &str)] = &[
@@ -21,42 +21,6 @@ pub const DEMO_TOKENS: &[(&str, &str, &str)] = &[
     ("bob-token", "https://idp.example", "bob"),
     ("carol-token", "https://idp.example", "carol"),
 ];
-
-/// Who made a request, as the server authenticated it.
-#[derive(Clone, PartialEq, Eq)]
-pub enum Caller {
-    /// No credentials.
-    Anonymous,
-    /// A bearer token from the map.
-    User { issuer: String, subject: String },
-}
-
-impl Caller {
-    /// The principal a `requestState` is bound to.
-    pub fn principal(&self) -> Principal<'_> {
-        match self {
-            Self::Anonymous => Principal::Anonymous,
-            Self::User { issuer, subject } => Principal::User { issuer, subject },
-        }
-    }
-
-    /// The subject, for policies and greetings (`None` when anonymous).
-    pub fn subject(&self) -> Option<&str> {
-        match self {
-            Self::Anonymous => None,
-            Self::User { subject, .. } => Some(subject),
-        }
-    }
-}
-
-impl fmt::Debug for Caller {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Anonymous => f.write_str("anonymous"),
-            Self::User { issuer, subject } => write!(f, "{subject} ({issuer})"),
-        }
-    }
-}
 
 /// Bearer token → caller. `Debug` never shows tokens.
 pub struct TokenMap {
@@ -146,10 +110,7 @@ impl TokenMap {
 }
 
 fn user(issuer: &str, subject: &str) -> Caller {
-    Caller::User {
-        issuer: issuer.to_owned(),
-        subject: subject.to_owned(),
-    }
+    Caller::user(issuer, subject)
 }
 
 /// Why a request was not authenticated.

@@ -4,18 +4,24 @@
 //! The date chosen in round 1 travels only in the sealed continuation: the confirmation
 //! answer does not repeat it.
 
-use rmcp::model::{CallToolResult, ContentBlock, ErrorData};
+use mrtr_rmcp::Call;
+use mrtr_rmcp::input::{self, Answer, Declared};
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::ask::{self, Answer};
-use crate::call::{Call, Outcome};
-
-/// The tool's name.
-pub const NAME: &str = "book_table";
-
 /// Largest party the example restaurant seats.
 pub const MAX_PARTY: u64 = 20;
+
+/// The tool's parameters.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct Args {
+    /// Guests, from 1 to 20.
+    #[schemars(range(min = 1, max = 20))]
+    pub party_size: u64,
+    /// The restaurant (default: Chez Ferris).
+    pub restaurant: Option<String>,
+}
 
 /// Where a booking stands between rounds.
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
@@ -27,74 +33,68 @@ enum Booking {
     AwaitConfirm { date: String },
 }
 
-/// The input schema.
-pub fn input_schema() -> serde_json::Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "party_size": {"type": "integer", "minimum": 1, "maximum": MAX_PARTY},
-            "restaurant": {"type": "string"}
-        },
-        "required": ["party_size"]
-    })
+/// What the request must satisfy before its token is spent: a party the restaurant seats
+/// (answered with a tool error), and form elicitation declared (`-32021`).
+pub fn check(args: &Args, declared: Declared) -> Result<Option<CallToolResult>, ErrorData> {
+    if !(1..=MAX_PARTY).contains(&args.party_size) {
+        return Ok(Some(CallToolResult::error(vec![ContentBlock::text(
+            format!("party_size must be an integer from 1 to {MAX_PARTY}"),
+        )])));
+    }
+    declared.require_form()?;
+    Ok(None)
 }
 
 /// One round of the booking flow.
-pub fn flow(call: &Call<'_>) -> Result<Outcome<CallToolResult>, ErrorData> {
-    let party = match call.arg_u64("party_size") {
-        Some(n @ 1..=MAX_PARTY) => n,
-        _ => {
-            return Ok(Outcome::Done(CallToolResult::error(vec![
-                ContentBlock::text(format!(
-                    "party_size must be an integer from 1 to {MAX_PARTY}"
-                )),
-            ])));
-        }
-    };
-    let restaurant = call.arg_str("restaurant").unwrap_or("Chez Ferris");
-    call.caps.require_form()?;
+pub fn flow(call: &Call, args: &Args) -> Result<CallToolResponse, ErrorData> {
+    let party = args.party_size;
+    let restaurant = args.restaurant.as_deref().unwrap_or("Chez Ferris");
+    let responses = call.input_responses();
     match call.state::<Booking>()? {
-        None => ask_date(None),
-        Some(Booking::AwaitDate) => match ask::answer(call.responses, "date") {
-            Answer::Accepted(form) => match ask::text_field(form, "date") {
-                Some(date) if is_date(date) => ask_confirm(date, party, restaurant),
-                Some(bad) => ask_date(Some(bad)),
-                None => ask_date(None),
+        None => ask_date(call, None),
+        Some(Booking::AwaitDate) => match input::answer(responses, "date") {
+            Answer::Accepted(form) => match input::text_field(form, "date") {
+                Some(date) if is_date(date) => ask_confirm(call, date, party, restaurant),
+                Some(bad) => ask_date(call, Some(bad)),
+                None => ask_date(call, None),
             },
             Answer::Refused => cancelled("no date was chosen"),
-            Answer::Missing => ask_date(None),
+            Answer::Missing => ask_date(call, None),
         },
-        Some(Booking::AwaitConfirm { date }) => match ask::answer(call.responses, "confirm") {
+        Some(Booking::AwaitConfirm { date }) => match input::answer(responses, "confirm") {
             Answer::Accepted(form) => match form.get("confirm").and_then(|v| v.as_bool()) {
                 Some(true) => booked(call, &date, party, restaurant),
                 Some(false) => cancelled("not confirmed"),
-                None => ask_confirm(&date, party, restaurant),
+                None => ask_confirm(call, &date, party, restaurant),
             },
             Answer::Refused => cancelled("not confirmed"),
-            Answer::Missing => ask_confirm(&date, party, restaurant),
+            Answer::Missing => ask_confirm(call, &date, party, restaurant),
         },
     }
 }
 
-fn ask_date(rejected: Option<&str>) -> Result<Outcome<CallToolResult>, ErrorData> {
+fn ask_date(call: &Call, rejected: Option<&str>) -> Result<CallToolResponse, ErrorData> {
     let message = match rejected {
         Some(bad) => format!("\"{bad}\" is not a date (YYYY-MM-DD). Which date would you like?"),
         None => "Which date would you like to book (YYYY-MM-DD)?".to_owned(),
     };
-    let question = ask::form(
+    let question = input::form(
         &message,
         json!({"date": {"type": "string", "format": "date", "description": "YYYY-MM-DD"}}),
         &[],
     );
-    Outcome::ask(&Booking::AwaitDate, ask::one("date", question))
+    Ok(call
+        .pause(&Booking::AwaitDate, input::one("date", question))?
+        .into())
 }
 
 fn ask_confirm(
+    call: &Call,
     date: &str,
     party: u64,
     restaurant: &str,
-) -> Result<Outcome<CallToolResult>, ErrorData> {
-    let question = ask::form(
+) -> Result<CallToolResponse, ErrorData> {
+    let question = input::form(
         &format!("Book a table for {party} at {restaurant} on {date}?"),
         json!({"confirm": {"type": "boolean", "description": "Yes, book it"}}),
         &[],
@@ -102,26 +102,28 @@ fn ask_confirm(
     let state = Booking::AwaitConfirm {
         date: date.to_owned(),
     };
-    Outcome::ask(&state, ask::one("confirm", question))
+    Ok(call.pause(&state, input::one("confirm", question))?.into())
 }
 
 fn booked(
-    call: &Call<'_>,
+    call: &Call,
     date: &str,
     party: u64,
     restaurant: &str,
-) -> Result<Outcome<CallToolResult>, ErrorData> {
-    let who = call.caller.subject().unwrap_or("guest");
+) -> Result<CallToolResponse, ErrorData> {
+    let who = call.caller().subject().unwrap_or("guest");
     let reference = format!("{who}-{}-{party}", date.replace('-', ""));
-    Ok(Outcome::Done(CallToolResult::success(vec![
-        ContentBlock::text(format!(
-            "Booked a table for {party} at {restaurant} on {date} for {who} (ref {reference})."
-        )),
-    ])))
+    Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+        "Booked a table for {party} at {restaurant} on {date} for {who} (ref {reference})."
+    ))])
+    .into())
 }
 
-/// Whether a completed `book_table` result is a booking (not a cancellation or an error).
-pub fn is_booked(result: &CallToolResult) -> bool {
+/// Whether a completed `book_table` response is a booking (not a cancellation or an error).
+pub fn is_booked(response: &CallToolResponse) -> bool {
+    let CallToolResponse::Complete(result) = response else {
+        return false;
+    };
     result.is_error != Some(true)
         && result
             .content
@@ -130,10 +132,11 @@ pub fn is_booked(result: &CallToolResult) -> bool {
             .is_some_and(|t| t.text.starts_with("Booked "))
 }
 
-fn cancelled(why: &str) -> Result<Outcome<CallToolResult>, ErrorData> {
-    Ok(Outcome::Done(CallToolResult::success(vec![
-        ContentBlock::text(format!("Booking cancelled: {why}.")),
-    ])))
+fn cancelled(why: &str) -> Result<CallToolResponse, ErrorData> {
+    Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+        "Booking cancelled: {why}."
+    ))])
+    .into())
 }
 
 /// `YYYY-MM-DD` with a plausible month and day.
@@ -156,10 +159,6 @@ fn is_date(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ask::Caps;
-    use crate::auth::Caller;
-    use mrtr_std::engine::Step;
-    use rmcp::model::InputResponses;
 
     #[test]
     fn dates() {
@@ -172,37 +171,19 @@ mod tests {
     }
 
     #[test]
-    fn fresh_call_asks_for_the_date_and_needs_form_elicitation() {
-        let args = serde_json::from_value(json!({"party_size": 2})).unwrap();
-        let caller = Caller::Anonymous;
-        let mut call = Call {
-            step: &Step::Fresh,
-            responses: None,
-            arguments: Some(&args),
-            caps: Caps {
-                form: true,
-                ..Caps::default()
-            },
-            caller: &caller,
+    fn the_checks_before_the_token_is_spent() {
+        let form = Declared {
+            form: true,
+            ..Declared::default()
         };
-        match flow(&call).unwrap() {
-            Outcome::Ask { state, requests } => {
-                assert!(requests.contains_key("date"));
-                let s: Booking = serde_json::from_slice(&state).unwrap();
-                assert_eq!(s, Booking::AwaitDate);
-            }
-            _ => panic!("expected a date question"),
-        }
-        call.caps = Caps::default();
-        let err = flow(&call).err().expect("-32021");
+        let args = |n| Args {
+            party_size: n,
+            restaurant: None,
+        };
+        assert_eq!(check(&args(2), form).unwrap(), None);
+        let err = check(&args(2), Declared::default()).unwrap_err();
         assert_eq!(err.code.0, -32021);
-        let empty = InputResponses::new();
-        call.responses = Some(&empty);
-        let bad_args = serde_json::from_value(json!({"party_size": 0})).unwrap();
-        call.arguments = Some(&bad_args);
-        match flow(&call).unwrap() {
-            Outcome::Done(r) => assert_eq!(r.is_error, Some(true)),
-            _ => panic!("expected a tool error"),
-        }
+        let too_many = check(&args(21), form).unwrap().expect("a tool error");
+        assert_eq!(too_many.is_error, Some(true));
     }
 }

@@ -1,117 +1,108 @@
 //! The tools the conformance suite's MRTR scenarios (`input-required-result-*`) call.
 //!
-//! The three single-kind tools keep no state: the answer alone completes the call, as the
-//! scenarios' first-round examples carry no `requestState`. The others seal their state with
-//! mrtr like every other flow here.
+//! Each tool states what the request must declare ([`Needs`], checked before its token is
+//! spent) and one round of its flow. The three single-kind tools keep no state: the answer
+//! alone completes the call, as the scenarios' first-round examples carry no `requestState`.
+//! The others seal their state with mrtr like every other flow here.
 
-use rmcp::model::{CallToolResult, ContentBlock, ErrorData, InputRequests};
+use mrtr_rmcp::Call;
+use mrtr_rmcp::input::{self, Answer, Declared};
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ContentBlock, ErrorData, InputRequest, InputRequests,
+    InputRequiredResult,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::ask::{self, Answer};
-use crate::call::{Call, Outcome};
-
-type Flow = fn(&Call<'_>) -> Result<Outcome<CallToolResult>, ErrorData>;
-
-/// Every conformance tool: name, description, flow.
-pub const TOOLS: &[(&str, &str, Flow)] = &[
-    (
-        "test_input_required_result_elicitation",
-        "Asks for a name, then greets",
-        elicitation,
-    ),
-    (
-        "test_input_required_result_sampling",
-        "Asks the client's model a question",
-        sampling,
-    ),
-    (
-        "test_input_required_result_list_roots",
-        "Asks for the client's roots",
-        list_roots,
-    ),
-    (
-        "test_input_required_result_request_state",
-        "Confirms with sealed state",
-        request_state,
-    ),
-    (
-        "test_input_required_result_multiple_inputs",
-        "Asks three kinds at once",
-        multiple_inputs,
-    ),
-    (
-        "test_input_required_result_multi_round",
-        "Two rounds of questions",
-        multi_round,
-    ),
-    (
-        "test_input_required_result_tampered_state",
-        "Rejects altered state",
-        tampered_state,
-    ),
-    (
-        "test_input_required_result_capabilities",
-        "Asks only what the client can answer",
-        capabilities,
-    ),
-];
-
-fn done(text: String) -> Result<Outcome<CallToolResult>, ErrorData> {
-    Ok(Outcome::Done(CallToolResult::success(vec![
-        ContentBlock::text(text),
-    ])))
+/// What a conformance tool requires the request to declare.
+#[derive(Clone, Copy, Debug)]
+pub enum Needs {
+    /// Form elicitation.
+    Form,
+    /// Sampling.
+    Sampling,
+    /// Roots.
+    Roots,
+    /// All three.
+    All,
+    /// Any one of them.
+    Any,
 }
 
-fn name_form(message: &str) -> rmcp::model::InputRequest {
-    ask::form(message, json!({"name": {"type": "string"}}), &[])
+impl Needs {
+    /// `-32021` naming what is missing, unless `declared` covers it.
+    pub fn check(self, declared: Declared) -> Result<(), ErrorData> {
+        let (ok, missing) = match self {
+            Self::Form => return declared.require_form(),
+            Self::Sampling => (declared.sampling, json!({"sampling": {}})),
+            Self::Roots => (declared.roots, json!({"roots": {}})),
+            Self::All => (
+                declared.form && declared.sampling && declared.roots,
+                json!({"elicitation": {"form": {}}, "sampling": {}, "roots": {}}),
+            ),
+            Self::Any => (
+                declared.form || declared.sampling || declared.roots,
+                json!({"sampling": {}}),
+            ),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(input::missing(missing))
+        }
+    }
 }
 
-fn ok_form() -> rmcp::model::InputRequest {
-    ask::form("Please confirm", json!({"ok": {"type": "boolean"}}), &[])
+type Reply = Result<CallToolResponse, ErrorData>;
+
+fn done(text: String) -> Reply {
+    Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
 }
 
-fn accepted_name(call: &Call<'_>, key: &str) -> Option<String> {
-    match ask::answer(call.responses, key) {
-        Answer::Accepted(form) => ask::text_field(form, "name").map(str::to_owned),
+/// Asks without sealing anything: the answer alone completes the call.
+fn ask_stateless(requests: InputRequests) -> Reply {
+    Ok(InputRequiredResult::new(Some(requests), None).into())
+}
+
+fn name_form(message: &str) -> InputRequest {
+    input::form(message, json!({"name": {"type": "string"}}), &[])
+}
+
+fn ok_form() -> InputRequest {
+    input::form("Please confirm", json!({"ok": {"type": "boolean"}}), &[])
+}
+
+fn accepted_name(call: &Call, key: &str) -> Option<String> {
+    match input::answer(call.input_responses(), key) {
+        Answer::Accepted(form) => input::text_field(form, "name").map(str::to_owned),
         _ => None,
     }
 }
 
-fn elicitation(call: &Call<'_>) -> Result<Outcome<CallToolResult>, ErrorData> {
-    call.caps.require_form()?;
+/// `test_input_required_result_elicitation`.
+pub fn elicitation(call: &Call) -> Reply {
     match accepted_name(call, "user_name") {
         Some(name) => done(format!("Hello, {name}!")),
-        None => Ok(Outcome::AskStateless(ask::one(
-            "user_name",
-            name_form("What is your name?"),
-        ))),
+        None => ask_stateless(input::one("user_name", name_form("What is your name?"))),
     }
 }
 
-fn sampling(call: &Call<'_>) -> Result<Outcome<CallToolResult>, ErrorData> {
-    if !call.caps.sampling {
-        return Err(ask::missing(json!({"sampling": {}})));
-    }
-    match ask::sampled_text(call.responses, "capital_question") {
+/// `test_input_required_result_sampling`.
+pub fn sampling(call: &Call) -> Reply {
+    match input::sampled_text(call.input_responses(), "capital_question") {
         Some(text) => done(format!("The model answered: {text}")),
-        None => Ok(Outcome::AskStateless(ask::one(
+        None => ask_stateless(input::one(
             "capital_question",
-            ask::sampling("What is the capital of France?", 100),
-        ))),
+            input::sampling("What is the capital of France?", 100),
+        )),
     }
 }
 
-fn list_roots(call: &Call<'_>) -> Result<Outcome<CallToolResult>, ErrorData> {
-    if !call.caps.roots {
-        return Err(ask::missing(json!({"roots": {}})));
-    }
-    match ask::root_uris(call.responses, "client_roots") {
+/// `test_input_required_result_list_roots`.
+pub fn list_roots(call: &Call) -> Reply {
+    match input::root_uris(call.input_responses(), "client_roots") {
         Some(uris) => done(format!("Client roots: {}", uris.join(", "))),
-        None => Ok(Outcome::AskStateless(ask::one(
-            "client_roots",
-            ask::roots(),
-        ))),
+        None => ask_stateless(input::one("client_roots", input::roots())),
     }
 }
 
@@ -121,28 +112,26 @@ struct Asked {
     question: String,
 }
 
-fn confirm_with_state(
-    call: &Call<'_>,
-    done_text: &str,
-) -> Result<Outcome<CallToolResult>, ErrorData> {
-    call.caps.require_form()?;
+fn confirm_with_state(call: &Call, done_text: &str) -> Reply {
     let state = Asked {
         question: "confirm".into(),
     };
     if call.state::<Asked>()?.is_some()
-        && let Answer::Accepted(form) = ask::answer(call.responses, "confirm")
+        && let Answer::Accepted(form) = input::answer(call.input_responses(), "confirm")
         && form.get("ok").and_then(|v| v.as_bool()).is_some()
     {
         return done(done_text.to_owned());
     }
-    Outcome::ask(&state, ask::one("confirm", ok_form()))
+    Ok(call.pause(&state, input::one("confirm", ok_form()))?.into())
 }
 
-fn request_state(call: &Call<'_>) -> Result<Outcome<CallToolResult>, ErrorData> {
+/// `test_input_required_result_request_state`.
+pub fn request_state(call: &Call) -> Reply {
     confirm_with_state(call, "state-ok: the sealed requestState was verified")
 }
 
-fn tampered_state(call: &Call<'_>) -> Result<Outcome<CallToolResult>, ErrorData> {
+/// `test_input_required_result_tampered_state`.
+pub fn tampered_state(call: &Call) -> Reply {
     confirm_with_state(call, "state-ok: untampered")
 }
 
@@ -152,29 +141,28 @@ struct Pending {
     keys: Vec<String>,
 }
 
-fn multiple_inputs(call: &Call<'_>) -> Result<Outcome<CallToolResult>, ErrorData> {
-    if !(call.caps.form && call.caps.sampling && call.caps.roots) {
-        return Err(ask::missing(
-            json!({"elicitation": {"form": {}}, "sampling": {}, "roots": {}}),
-        ));
-    }
+/// `test_input_required_result_multiple_inputs`.
+pub fn multiple_inputs(call: &Call) -> Reply {
     let all = ["user_name", "greeting", "client_roots"];
     if call.state::<Pending>()?.is_some() {
         let name = accepted_name(call, "user_name");
-        let greeting = ask::sampled_text(call.responses, "greeting");
-        let roots = ask::root_uris(call.responses, "client_roots");
+        let greeting = input::sampled_text(call.input_responses(), "greeting");
+        let roots = input::root_uris(call.input_responses(), "client_roots");
         if let (Some(name), Some(greeting), Some(roots)) = (name, greeting, roots) {
             return done(format!("{greeting} {name} ({} roots)", roots.len()));
         }
     }
     let mut requests = InputRequests::new();
     requests.insert("user_name".into(), name_form("What is your name?"));
-    requests.insert("greeting".into(), ask::sampling("Generate a greeting", 50));
-    requests.insert("client_roots".into(), ask::roots());
+    requests.insert(
+        "greeting".into(),
+        input::sampling("Generate a greeting", 50),
+    );
+    requests.insert("client_roots".into(), input::roots());
     let state = Pending {
         keys: all.iter().map(|k| (*k).to_owned()).collect(),
     };
-    Outcome::ask(&state, requests)
+    Ok(call.pause(&state, requests)?.into())
 }
 
 /// Sealed state of `multi_round`.
@@ -185,26 +173,24 @@ enum Rounds {
     AwaitColor { name: String },
 }
 
-fn multi_round(call: &Call<'_>) -> Result<Outcome<CallToolResult>, ErrorData> {
-    call.caps.require_form()?;
+/// `test_input_required_result_multi_round`.
+pub fn multi_round(call: &Call) -> Reply {
     let ask_name = || {
-        Outcome::ask(
-            &Rounds::AwaitName,
-            ask::one("step1", name_form("Step 1: What is your name?")),
-        )
+        let q = name_form("Step 1: What is your name?");
+        Ok(call
+            .pause(&Rounds::AwaitName, input::one("step1", q))?
+            .into())
     };
     let ask_color = |name: &str| {
-        let q = ask::form(
+        let q = input::form(
             "Step 2: What is your favorite color?",
             json!({"color": {"type": "string"}}),
             &[],
         );
-        Outcome::ask(
-            &Rounds::AwaitColor {
-                name: name.to_owned(),
-            },
-            ask::one("step2", q),
-        )
+        let state = Rounds::AwaitColor {
+            name: name.to_owned(),
+        };
+        Ok(call.pause(&state, input::one("step2", q))?.into())
     };
     match call.state::<Rounds>()? {
         None => ask_name(),
@@ -212,8 +198,8 @@ fn multi_round(call: &Call<'_>) -> Result<Outcome<CallToolResult>, ErrorData> {
             Some(name) => ask_color(&name),
             None => ask_name(),
         },
-        Some(Rounds::AwaitColor { name }) => match ask::answer(call.responses, "step2") {
-            Answer::Accepted(form) => match ask::text_field(form, "color") {
+        Some(Rounds::AwaitColor { name }) => match input::answer(call.input_responses(), "step2") {
+            Answer::Accepted(form) => match input::text_field(form, "color") {
                 Some(color) => done(format!("{name}'s favorite color is {color}.")),
                 None => ask_color(&name),
             },
@@ -222,25 +208,23 @@ fn multi_round(call: &Call<'_>) -> Result<Outcome<CallToolResult>, ErrorData> {
     }
 }
 
-fn capabilities(call: &Call<'_>) -> Result<Outcome<CallToolResult>, ErrorData> {
-    let c = call.caps;
-    if !(c.form || c.sampling || c.roots) {
-        return Err(ask::missing(json!({"sampling": {}})));
-    }
+/// `test_input_required_result_capabilities`: asks only what the client declared.
+pub fn capabilities(call: &Call) -> Reply {
+    let c = Declared::from_capabilities(call.capabilities().as_ref());
     let mut requests = InputRequests::new();
     if c.sampling {
-        requests.insert("sample".into(), ask::sampling("Say hello", 20));
+        requests.insert("sample".into(), input::sampling("Say hello", 20));
     }
     if c.form {
         requests.insert("name".into(), name_form("What is your name?"));
     }
     if c.roots {
-        requests.insert("roots".into(), ask::roots());
+        requests.insert("roots".into(), input::roots());
     }
     if call.state::<Pending>()?.is_some() {
         let answered = requests
             .keys()
-            .all(|k| call.responses.is_some_and(|r| r.contains_key(k)));
+            .all(|k| call.input_responses().is_some_and(|r| r.contains_key(k)));
         if answered {
             return done(format!(
                 "answered: {}",
@@ -251,5 +235,5 @@ fn capabilities(call: &Call<'_>) -> Result<Outcome<CallToolResult>, ErrorData> {
     let state = Pending {
         keys: requests.keys().cloned().collect(),
     };
-    Outcome::ask(&state, requests)
+    Ok(call.pause(&state, requests)?.into())
 }

@@ -7,14 +7,16 @@ use std::sync::Arc;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use mrtr_rmcp::PrecheckLayer;
 use mrtr_std::replay::{AnyReplayCache, Readiness};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use tower::Layer;
+
 use crate::admin::{self, Admin};
 use crate::auth::{self, TokenMap};
-use crate::preflight;
 use crate::server::{App, Hosted};
 
 /// The router serving `/mcp`, `/healthz` and `/readyz`.
@@ -28,8 +30,11 @@ pub fn router(
         app: app.clone(),
         token: token.into(),
     });
-    let preflight_app = app.clone();
     let ready_app = app.clone();
+    // mrtr's checks on the raw body, and the initial authorization of subscriptions/listen
+    // (which must finish before rmcp acknowledges it).
+    let precheck = PrecheckLayer::new(app.mrtr.engine().limits().error_detail)
+        .admit(mrtr_rmcp::listen::admitter(app.subs.registry().clone()));
     let service: StreamableHttpService<Hosted, LocalSessionManager> = StreamableHttpService::new(
         move || Ok(Hosted::new(app.clone())),
         Default::default(),
@@ -39,11 +44,7 @@ pub fn router(
             .with_cancellation_token(shutdown.child_token()),
     );
     let mcp = Router::new()
-        .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(
-            preflight_app,
-            preflight::preflight,
-        ))
+        .nest_service("/mcp", precheck.layer(service))
         .layer(axum::middleware::from_fn_with_state(
             tokens,
             auth::authenticate,
@@ -53,7 +54,7 @@ pub fn router(
         .route("/healthz", get(|| async { "ok" }))
         .route(
             "/readyz",
-            get(move || async move { readyz(ready_app.sealer.replay_cache()).await }),
+            get(move || async move { readyz(ready_app.mrtr.rotating().replay_cache()).await }),
         )
         .merge(mcp);
     if let Some(admin) = admin {

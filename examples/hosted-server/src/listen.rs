@@ -1,12 +1,8 @@
 //! `subscriptions/listen` guarded by mrtr-std's authorizer runtime.
 //!
-//! The initial check must finish before the acknowledgment, but rmcp acknowledges before it
-//! calls the handler's `listen`. So admission happens in the HTTP preflight ([`admit`]): the
-//! registry runs the initial check; a denial answers the request with an error and nothing is
-//! acknowledged; an allowed subscription is handed to rmcp (and to [`serve`]) through the
-//! request extensions. While it runs, renewals happen on the registry's schedule; a denial,
-//! expiry or failed check ends it, and `listen` returning makes rmcp send the tagged
-//! completion result.
+//! Admission (the initial check, before rmcp acknowledges) runs in the precheck layer's hook
+//! through `mrtr_rmcp::listen::admit` ([`Subscriptions::registry`]); [`serve`] takes the
+//! admitted subscription and delivers the bookings report's updates while its grant holds.
 //!
 //! The example policy: a signed-in caller may listen unless its subject is revoked; anonymous
 //! callers may not. Each subscription is admitted with the caller's principal (issuer and
@@ -15,21 +11,18 @@
 //! when their checks deny them; every other stream keeps delivering and runs no check.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use mrtr_std::clock::StdMonotonicClock;
 use mrtr_std::subscription::{
-    Admission, Authorization, AuthorizationContext, Grant, InvocationFeatures, ListenRefused,
-    Listening, NotificationFilter, Principal, Registry, RegistryConfig, RegistryHandle, RequestId,
-    Selector,
+    Authorization, AuthorizationContext, Grant, InvocationFeatures, Principal, Registry,
+    RegistryConfig, RegistryHandle, Selector,
 };
 use rmcp::model::SubscriptionFilter;
 use rmcp::service::SubscriptionContext;
-use serde_json::Value;
 use tokio::sync::broadcast;
 
-use crate::auth::Caller;
 use crate::resources::REPORT_URI;
 
 /// The registry (driven by mrtr-std's tokio driver) and the example policy's state.
@@ -38,15 +31,6 @@ pub struct Subscriptions {
     revoked: Arc<RwLock<HashSet<String>>>,
     bookings: broadcast::Sender<()>,
 }
-
-/// An admitted subscription, carried from the preflight to `listen` in request extensions.
-/// Dropping the last clone, or the subscription once served, closes it (never calling the
-/// authorizer).
-#[derive(Clone)]
-pub struct Admitted(Arc<Mutex<Option<Listening<StdMonotonicClock>>>>);
-
-/// Why a listen was not admitted: at capacity, or refused by the initial check.
-pub type NotAdmitted = ListenRefused;
 
 impl Subscriptions {
     /// Starts the registry and its driver task. Grants last `lease` (capped by the registry
@@ -102,56 +86,15 @@ impl Subscriptions {
             .remove(subject);
     }
 
+    /// The registry, for admission in the precheck layer.
+    pub fn registry(&self) -> &RegistryHandle<StdMonotonicClock> {
+        &self.registry
+    }
+
     /// Tells listeners of the bookings report that it changed.
     pub fn bookings_changed(&self) {
         let _ = self.bookings.send(());
     }
-}
-
-/// The request id of a JSON-RPC message, as the registry names it.
-pub fn request_id(id: &Value) -> Option<RequestId> {
-    match id {
-        Value::Number(n) => n.as_i64().map(RequestId::Number),
-        Value::String(s) => Some(RequestId::String(s.clone())),
-        _ => None,
-    }
-}
-
-/// The notification filter of a `subscriptions/listen` request's params.
-pub fn filter(params: Option<&Value>) -> NotificationFilter {
-    let n = params.and_then(|p| p.get("notifications"));
-    let flag = |name: &str| n.and_then(|n| n.get(name)).and_then(Value::as_bool) == Some(true);
-    NotificationFilter {
-        tools_list_changed: flag("toolsListChanged"),
-        prompts_list_changed: flag("promptsListChanged"),
-        resources_list_changed: flag("resourcesListChanged"),
-        resource_subscriptions: n
-            .and_then(|n| n.get("resourceSubscriptions"))
-            .and_then(Value::as_array)
-            .map(|uris| {
-                uris.iter()
-                    .filter_map(|u| u.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default(),
-    }
-}
-
-/// Runs the initial check of a listen request; `Ok` only once it is allowed.
-pub async fn admit(
-    subs: &Arc<Subscriptions>,
-    id: RequestId,
-    filter: NotificationFilter,
-    caller: Caller,
-) -> Result<Admitted, NotAdmitted> {
-    let admission = match &caller {
-        Caller::Anonymous => Admission::anonymous(),
-        Caller::User { issuer, subject } => {
-            Admission::of(Principal::new(issuer.as_str(), subject.as_str()))
-        }
-    };
-    let listening = subs.registry.listen(id, filter, admission).await?;
-    Ok(Admitted(Arc::new(Mutex::new(Some(listening)))))
 }
 
 /// The part of a requested filter this server serves: updates of the bookings report.
@@ -172,26 +115,7 @@ pub fn accepted(requested: &SubscriptionFilter) -> SubscriptionFilter {
 
 /// Runs one admitted subscription until the client leaves or the registry ends it.
 pub async fn serve(subs: &Subscriptions, sub: SubscriptionContext) -> Result<(), rmcp::ErrorData> {
-    let admitted = sub
-        .request_context()
-        .extensions
-        .get::<axum::http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<Admitted>())
-        .cloned();
-    let Some(Admitted(slot)) = admitted else {
-        // stdio, or a request that bypassed admission: nothing authorized it.
-        return Err(rmcp::ErrorData::invalid_request(
-            "subscription not authorized",
-            None,
-        ));
-    };
-    let taken = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
-    let Some(mut listening) = taken else {
-        return Err(rmcp::ErrorData::internal_error(
-            "subscription already served",
-            None,
-        ));
-    };
+    let mut listening = mrtr_rmcp::listen::take::<StdMonotonicClock>(&sub)?;
     let wants_report = sub
         .accepted()
         .resource_subscriptions
@@ -221,49 +145,33 @@ pub async fn serve(subs: &Subscriptions, sub: SubscriptionContext) -> Result<(),
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mrtr_std::subscription::EndReason;
-    use serde_json::json;
+    use mrtr_rmcp::Caller;
+    use mrtr_std::subscription::{
+        EndReason, ListenRefused, Listening, NotificationFilter, RequestId,
+    };
 
-    #[test]
-    fn filters_and_ids_from_json() {
-        let f = filter(Some(&json!({"notifications": {"toolsListChanged": true,
-            "resourceSubscriptions": ["mrtr://reports/bookings", 5]}})));
-        assert!(f.tools_list_changed && !f.prompts_list_changed);
-        assert_eq!(
-            f.resource_subscriptions,
-            vec!["mrtr://reports/bookings".to_owned()]
-        );
-        assert_eq!(filter(None), NotificationFilter::default());
-        assert_eq!(request_id(&json!(3)), Some(RequestId::Number(3)));
-        assert_eq!(request_id(&json!("a")), Some(RequestId::String("a".into())));
-        assert_eq!(request_id(&json!(null)), None);
-    }
-
-    fn user(subject: &str) -> Caller {
-        Caller::User {
-            issuer: "i".into(),
-            subject: subject.into(),
-        }
-    }
-
-    fn taken(admitted: Result<Admitted, NotAdmitted>) -> Listening<StdMonotonicClock> {
-        let Admitted(slot) = admitted.expect("admitted");
-        let taken = slot.lock().unwrap().take();
-        taken.expect("not yet served")
+    async fn admit(
+        subs: &Subscriptions,
+        id: i64,
+        caller: &Caller,
+    ) -> Result<Listening<StdMonotonicClock>, ListenRefused> {
+        let f = NotificationFilter::default();
+        subs.registry()
+            .listen(RequestId::Number(id), f, caller.admission())
+            .await
     }
 
     #[tokio::test]
     async fn policy_admits_users_denies_anonymous_and_revoked_subjects() {
         let subs = Subscriptions::start(Duration::from_secs(30));
-        let alice = user("alice");
-        let f = NotificationFilter::default();
-        let a = admit(&subs, RequestId::Number(1), f.clone(), alice.clone()).await;
-        let b = admit(&subs, RequestId::Number(5), f.clone(), user("bob")).await;
-        let anon = admit(&subs, RequestId::Number(2), f.clone(), Caller::Anonymous).await;
-        assert_eq!(anon.err(), Some(NotAdmitted::Refused(EndReason::Denied)));
+        let alice = Caller::user("i", "alice");
+        let a = admit(&subs, 1, &alice).await;
+        let b = admit(&subs, 5, &Caller::user("i", "bob")).await;
+        let anon = admit(&subs, 2, &Caller::Anonymous).await;
+        assert_eq!(anon.err(), Some(ListenRefused::Refused(EndReason::Denied)));
         // Revoking alice re-checks alice's subscription only: it ends as denied.
-        let mut listening = taken(a);
-        let bob = taken(b);
+        let mut listening = a.expect("admitted");
+        let bob = b.expect("admitted");
         assert_eq!(subs.revoke("alice"), 1);
         assert!(!listening.may_deliver(), "fenced at once");
         let ended = tokio::time::timeout(Duration::from_secs(10), listening.ended())
@@ -276,9 +184,9 @@ mod tests {
             checks.reconciliation_checks, 1,
             "nobody else was re-checked"
         );
-        let again = admit(&subs, RequestId::Number(3), f.clone(), alice.clone()).await;
-        assert_eq!(again.err(), Some(NotAdmitted::Refused(EndReason::Denied)));
+        let again = admit(&subs, 3, &alice).await;
+        assert_eq!(again.err(), Some(ListenRefused::Refused(EndReason::Denied)));
         subs.restore("alice");
-        assert!(admit(&subs, RequestId::Number(4), f, alice).await.is_ok());
+        assert!(admit(&subs, 4, &alice).await.is_ok());
     }
 }

@@ -2,15 +2,12 @@
 //! with `requestState` sealed by mrtr. See README.md.
 
 mod admin;
-mod ask;
 mod auth;
 mod booking;
-mod call;
 mod config;
 mod conformance;
 mod http;
 mod listen;
-mod preflight;
 mod prompts;
 mod resources;
 mod server;
@@ -20,8 +17,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser;
+use mrtr_rmcp::Mrtr;
 use mrtr_std::core::ErrorDetail;
-use mrtr_std::engine::{AnyEngine, Limits};
+use mrtr_std::engine::{Limits, Rotating};
 use mrtr_std::keys::KeyConfig;
 use mrtr_std::replay::AnyReplayCache;
 use rmcp::ServiceExt;
@@ -92,20 +90,23 @@ async fn build_app(config: &Config) -> anyhow::Result<App> {
         },
     };
     let key_id = keys.current_id().to_string();
-    let sealer = AnyEngine::new(config.cipher, keys, limits, replay)?;
+    let engine = Rotating::new(config.cipher, keys, limits, replay)?;
     tracing::info!(
         cipher = %config.cipher,
         key_id,
         ttl_ms = limits.ttl_ms,
         max_rounds = limits.max_rounds,
-        replay = sealer.replay_cache().name(),
+        replay = engine.replay_cache().name(),
         "mrtr configured"
     );
     if config.detailed_errors {
         tracing::warn!("detailed requestState errors are on: clients learn why a token failed");
     }
     let subs = listen::Subscriptions::start(std::time::Duration::from_millis(config.lease_ms));
-    Ok(App { sealer, subs })
+    Ok(App {
+        mrtr: Mrtr::new(engine),
+        subs,
+    })
 }
 
 async fn serve_http(config: &Config, app: Arc<App>) -> anyhow::Result<()> {

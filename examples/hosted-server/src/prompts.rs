@@ -1,11 +1,47 @@
 //! Prompts that pause once: `plan_dinner` (the example) and the conformance prompt.
 
-use rmcp::model::{ErrorData, GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
+use mrtr_rmcp::input::{self, Answer, Declared};
+use mrtr_rmcp::{Call, Pending};
+use rmcp::model::{
+    ErrorData, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Prompt, PromptArgument,
+    PromptMessage, Role,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::ask::{self, Answer};
-use crate::call::{Call, Outcome};
+type Reply = Result<GetPromptResponse, ErrorData>;
+
+/// One `prompts/get`: the request's own checks before its token is spent, then one round.
+pub async fn get(request: &GetPromptRequestParams, pending: Pending) -> Reply {
+    let declared = Declared::from_capabilities(pending.capabilities().as_ref());
+    match request.name.as_str() {
+        PLAN_DINNER => {
+            let cuisine = request
+                .arguments
+                .as_ref()
+                .and_then(|a| a.get("cuisine"))
+                .and_then(|c| c.as_str())
+                .unwrap_or_default()
+                .to_lowercase();
+            let Some(fresh_menu) = dishes(&cuisine) else {
+                return Err(ErrorData::invalid_params(
+                    "cuisine must be italian, japanese or mexican",
+                    None,
+                ));
+            };
+            declared.require_form()?;
+            plan_dinner(&pending.commit().await?, cuisine, fresh_menu)
+        }
+        CONFORMANCE => {
+            declared.require_form()?;
+            conformance(&pending.commit().await?)
+        }
+        other => Err(ErrorData::invalid_params(
+            format!("unknown prompt: {other}"),
+            None,
+        )),
+    }
+}
 
 /// The example prompt.
 pub const PLAN_DINNER: &str = "plan_dinner";
@@ -67,17 +103,9 @@ fn dishes(cuisine: &str) -> Option<Vec<(String, Vec<String>)>> {
 }
 
 /// One round of `plan_dinner`.
-pub fn plan_dinner(call: &Call<'_>) -> Result<Outcome<GetPromptResult>, ErrorData> {
-    let cuisine = call.arg_str("cuisine").unwrap_or_default().to_lowercase();
-    let Some(fresh_menu) = dishes(&cuisine) else {
-        return Err(ErrorData::invalid_params(
-            "cuisine must be italian, japanese or mexican",
-            None,
-        ));
-    };
-    call.caps.require_form()?;
+fn plan_dinner(call: &Call, cuisine: String, fresh_menu: Vec<(String, Vec<String>)>) -> Reply {
     let question = || {
-        ask::form(
+        input::form(
             "Any dietary restrictions? (comma-separated, e.g. dairy, gluten; empty for none)",
             json!({"restrictions": {"type": "string"}}),
             &["restrictions"],
@@ -88,12 +116,16 @@ pub fn plan_dinner(call: &Call<'_>) -> Result<Outcome<GetPromptResult>, ErrorDat
             cuisine,
             dishes: fresh_menu,
         };
-        return Outcome::ask(&menu, ask::one("restrictions", question()));
+        return Ok(call
+            .pause(&menu, input::one("restrictions", question()))?
+            .into());
     };
-    let Answer::Accepted(form) = ask::answer(call.responses, "restrictions") else {
-        return Outcome::ask(&menu, ask::one("restrictions", question()));
+    let Answer::Accepted(form) = input::answer(call.input_responses(), "restrictions") else {
+        return Ok(call
+            .pause(&menu, input::one("restrictions", question()))?
+            .into());
     };
-    let avoid: Vec<String> = ask::text_field(form, "restrictions")
+    let avoid: Vec<String> = input::text_field(form, "restrictions")
         .unwrap_or("")
         .split(',')
         .map(|s| s.trim().to_lowercase())
@@ -119,10 +151,11 @@ pub fn plan_dinner(call: &Call<'_>) -> Result<Outcome<GetPromptResult>, ErrorDat
             avoid.join(", ")
         },
     );
-    Ok(Outcome::Done(
+    Ok(
         GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
-            .with_description("Dinner plan"),
-    ))
+            .with_description("Dinner plan")
+            .into(),
+    )
 }
 
 /// Sealed state of the conformance prompt.
@@ -132,25 +165,24 @@ struct AskedContext {
 }
 
 /// One round of the conformance prompt.
-pub fn conformance(call: &Call<'_>) -> Result<Outcome<GetPromptResult>, ErrorData> {
-    call.caps.require_form()?;
+fn conformance(call: &Call) -> Reply {
     if call.state::<AskedContext>()?.is_some()
-        && let Answer::Accepted(form) = ask::answer(call.responses, "user_context")
-        && let Some(context) = ask::text_field(form, "context")
+        && let Answer::Accepted(form) = input::answer(call.input_responses(), "user_context")
+        && let Some(context) = input::text_field(form, "context")
     {
-        return Ok(Outcome::Done(GetPromptResult::new(vec![
-            PromptMessage::new_text(Role::User, format!("Use this context: {context}")),
-        ])));
+        return Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+            Role::User,
+            format!("Use this context: {context}"),
+        )])
+        .into());
     }
-    let q = ask::form(
+    let q = input::form(
         "What context should the prompt use?",
         json!({"context": {"type": "string"}}),
         &[],
     );
-    Outcome::ask(
-        &AskedContext {
-            key: "user_context".into(),
-        },
-        ask::one("user_context", q),
-    )
+    let state = AskedContext {
+        key: "user_context".into(),
+    };
+    Ok(call.pause(&state, input::one("user_context", q))?.into())
 }

@@ -2,12 +2,12 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rmcp::model::{ErrorData, ReadResourceResult, Resource, ResourceContents};
+use mrtr_rmcp::input::{self, Answer, Declared};
+use rmcp::model::{
+    ErrorData, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-
-use crate::ask::{self, Answer};
-use crate::call::{Call, Outcome};
 
 /// The report's URI.
 pub const REPORT_URI: &str = "mrtr://reports/bookings";
@@ -23,46 +23,50 @@ pub fn list() -> Vec<Resource> {
 
 /// Sealed state: when and for whom the report was requested (round 1).
 #[derive(Debug, Serialize, Deserialize)]
-struct Pending {
+struct Requested {
     requested_at_ms: u64,
     requested_by: String,
 }
 
-/// One round of the report.
-pub fn report(call: &Call<'_>) -> Result<Outcome<ReadResourceResult>, ErrorData> {
-    call.caps.require_form()?;
+/// One round of the report: form elicitation must be declared (checked before the token is
+/// spent), then it asks for the month, then it answers.
+pub async fn report(pending: mrtr_rmcp::Pending) -> Result<ReadResourceResponse, ErrorData> {
+    Declared::from_capabilities(pending.capabilities().as_ref()).require_form()?;
+    let call = pending.commit().await?;
     let question = || {
-        ask::form(
+        input::form(
             "Which month should the bookings report cover (YYYY-MM)?",
             json!({"month": {"type": "string", "description": "YYYY-MM"}}),
             &[],
         )
     };
-    let Some(pending) = call.state::<Pending>()? else {
+    let Some(pending) = call.state::<Requested>()? else {
         let requested_at_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
             .unwrap_or_default();
-        let pending = Pending {
+        let pending = Requested {
             requested_at_ms,
-            requested_by: call.caller.subject().unwrap_or("anonymous").to_owned(),
+            requested_by: call.caller().subject().unwrap_or("anonymous").to_owned(),
         };
-        return Outcome::ask(&pending, ask::one("month", question()));
+        return Ok(call
+            .pause(&pending, input::one("month", question()))?
+            .into());
     };
-    let month = match ask::answer(call.responses, "month") {
-        Answer::Accepted(form) => ask::text_field(form, "month").filter(|m| is_month(m)),
+    let month = match input::answer(call.input_responses(), "month") {
+        Answer::Accepted(form) => input::text_field(form, "month").filter(|m| is_month(m)),
         _ => None,
     };
     let Some(month) = month else {
-        return Outcome::ask(&pending, ask::one("month", question()));
+        return Ok(call
+            .pause(&pending, input::one("month", question()))?
+            .into());
     };
     let text = format!(
         "Bookings report for {month}\nrequested by {} at {} ms since the epoch\n(no bookings recorded by this example)\n",
         pending.requested_by, pending.requested_at_ms
     );
-    Ok(Outcome::Done(ReadResourceResult::new(vec![
-        ResourceContents::text(text, REPORT_URI),
-    ])))
+    Ok(ReadResourceResult::new(vec![ResourceContents::text(text, REPORT_URI)]).into())
 }
 
 fn is_month(s: &str) -> bool {

@@ -1,27 +1,26 @@
-//! The MCP server: rmcp's `ServerHandler` over the flows in this crate.
+//! The MCP server: rmcp's `ServerHandler`, with the tools as a `#[tool]` router and the
+//! pausable prompts and resources served through `mrtr-rmcp`'s builders.
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use mrtr_std::engine::AnyEngine;
-use mrtr_std::jsonrpc::Method;
-use rmcp::ServerHandler;
+use mrtr_rmcp::{HasMrtr, Mrtr};
+use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, SubscriptionFilter,
+    ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourcesResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
+use rmcp::{ServerHandler, tool_handler};
 
-use crate::call::{self, Reply, Request};
 use crate::listen::{self, Subscriptions};
-use crate::{prompts, resources, tools};
+use crate::{prompts, resources};
 
 /// What every request handler shares.
 pub struct App {
-    /// The mrtr engine.
-    pub sealer: AnyEngine,
+    /// mrtr: the engine and where callers come from.
+    pub mrtr: Mrtr,
     /// `subscriptions/listen` registry and policy.
     pub subs: Arc<Subscriptions>,
 }
@@ -30,24 +29,31 @@ pub struct App {
 #[derive(Clone)]
 pub struct Hosted {
     app: Arc<App>,
+    tool_router: ToolRouter<Self>,
 }
 
 impl Hosted {
     /// Wraps the shared state.
     pub fn new(app: Arc<App>) -> Self {
-        Self { app }
-    }
-}
-
-impl<T> Reply<T> {
-    fn into_response<R: From<T> + From<rmcp::model::InputRequiredResult>>(self) -> R {
-        match self {
-            Reply::Complete(r) => r.into(),
-            Reply::InputRequired(r) => r.into(),
+        Self {
+            app,
+            tool_router: Self::tool_router(),
         }
     }
+
+    /// The shared state.
+    pub fn app(&self) -> &App {
+        &self.app
+    }
 }
 
+impl HasMrtr for Hosted {
+    fn mrtr(&self) -> &Mrtr {
+        &self.app.mrtr
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
 impl ServerHandler for Hosted {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
@@ -70,42 +76,6 @@ impl ServerHandler for Hosted {
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         Cow::Borrowed(&[ProtocolVersion::V_2026_07_28])
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _ctx: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools::list()))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let Some(flow) = tools::flow(&request.name) else {
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool: {}", request.name),
-                None,
-            ));
-        };
-        let req = Request {
-            method: Method::ToolsCall,
-            target: &request.name,
-            arguments: request.arguments.as_ref(),
-            request_state: request.request_state.as_deref(),
-            responses: request.input_responses.as_ref(),
-        };
-        let reply = call::run(&self.app.sealer, req, &ctx, flow).await?;
-        if request.name == crate::booking::NAME
-            && let Reply::Complete(result) = &reply
-            && crate::booking::is_booked(result)
-        {
-            self.app.subs.bookings_changed();
-        }
-        Ok(reply.into_response())
     }
 
     fn accepted_subscription_filter(
@@ -132,26 +102,8 @@ impl ServerHandler for Hosted {
         request: GetPromptRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let flow = match request.name.as_str() {
-            prompts::PLAN_DINNER => prompts::plan_dinner,
-            prompts::CONFORMANCE => prompts::conformance,
-            other => {
-                return Err(ErrorData::invalid_params(
-                    format!("unknown prompt: {other}"),
-                    None,
-                ));
-            }
-        };
-        let req = Request {
-            method: Method::PromptsGet,
-            target: &request.name,
-            arguments: request.arguments.as_ref(),
-            request_state: request.request_state.as_deref(),
-            responses: request.input_responses.as_ref(),
-        };
-        Ok(call::run(&self.app.sealer, req, &ctx, flow)
-            .await?
-            .into_response())
+        let pending = self.app.mrtr.prompt_get(&request, &ctx)?;
+        prompts::get(&request, pending).await
     }
 
     async fn list_resources(
@@ -173,15 +125,6 @@ impl ServerHandler for Hosted {
                 Some(serde_json::json!({"uri": request.uri})),
             ));
         }
-        let req = Request {
-            method: Method::ResourcesRead,
-            target: &request.uri,
-            arguments: None,
-            request_state: request.request_state.as_deref(),
-            responses: request.input_responses.as_ref(),
-        };
-        Ok(call::run(&self.app.sealer, req, &ctx, resources::report)
-            .await?
-            .into_response())
+        resources::report(self.app.mrtr.resource_read(&request, &ctx)?).await
     }
 }

@@ -1,65 +1,34 @@
-//! The tool list and dispatch, plus `countdown` (state-only pauses, for the round cap).
+//! The tools, as an rmcp `#[tool]` router: `book_table`, `countdown` (state-only pauses, for
+//! the round cap) and the conformance suite's tools.
+//!
+//! Every tool takes `mrtr_rmcp::Parameters`: its typed arguments and the verified request.
+//! It checks what is the request's fault first (a capability not declared, invalid input),
+//! then commits (the token is spent from here), then runs one round of its flow.
 
-use std::sync::Arc;
-
-use rmcp::model::{CallToolResult, ContentBlock, ErrorData, JsonObject, Tool};
+use mrtr_rmcp::input::Declared;
+use mrtr_rmcp::{Call, Parameters, Pending};
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData, JsonObject};
+use rmcp::{tool, tool_router};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
-use crate::call::{Call, Outcome};
-use crate::{booking, conformance};
+use crate::booking;
+use crate::conformance::{self, Needs};
+use crate::server::Hosted;
 
-/// A tool's flow: one round.
-pub type Flow = fn(&Call<'_>) -> Result<Outcome<CallToolResult>, ErrorData>;
+type Reply = Result<CallToolResponse, ErrorData>;
 
-/// `countdown`'s name.
-pub const COUNTDOWN: &str = "countdown";
-
-fn schema(v: serde_json::Value) -> Arc<JsonObject> {
-    match v {
-        serde_json::Value::Object(map) => Arc::new(map),
-        _ => Arc::new(JsonObject::new()),
-    }
+/// Checks what the request must declare, then spends its token.
+async fn begin(pending: Pending, needs: Needs) -> Result<Call, ErrorData> {
+    needs.check(Declared::from_capabilities(pending.capabilities().as_ref()))?;
+    pending.commit().await
 }
 
-/// Every tool this server lists.
-pub fn list() -> Vec<Tool> {
-    let mut tools = vec![
-        Tool::new(
-            booking::NAME,
-            "Books a restaurant table: asks for a date, then for confirmation",
-            schema(booking::input_schema()),
-        ),
-        Tool::new(
-            COUNTDOWN,
-            "Pauses `pauses` times with state-only results, then completes",
-            schema(json!({
-                "type": "object",
-                "properties": {"pauses": {"type": "integer", "minimum": 0, "maximum": 100}},
-                "required": ["pauses"]
-            })),
-        ),
-    ];
-    for (name, description, _) in conformance::TOOLS {
-        tools.push(Tool::new(
-            *name,
-            *description,
-            schema(json!({"type": "object", "properties": {}})),
-        ));
-    }
-    tools
-}
-
-/// The flow of the tool called `name`.
-pub fn flow(name: &str) -> Option<Flow> {
-    match name {
-        booking::NAME => Some(booking::flow),
-        COUNTDOWN => Some(countdown),
-        _ => conformance::TOOLS
-            .iter()
-            .find(|(n, _, _)| *n == name)
-            .map(|(_, _, f)| *f),
-    }
+/// `countdown`'s parameters.
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct CountdownArgs {
+    /// How many state-only pauses before completing (0 to 100).
+    #[schemars(range(min = 0, max = 100))]
+    pauses: u64,
 }
 
 /// Sealed state of `countdown`.
@@ -68,20 +37,100 @@ struct Left {
     pauses: u64,
 }
 
-fn countdown(call: &Call<'_>) -> Result<Outcome<CallToolResult>, ErrorData> {
-    let Some(total @ 0..=100) = call.arg_u64("pauses") else {
-        return Ok(Outcome::Done(CallToolResult::error(vec![
-            ContentBlock::text("pauses must be an integer from 0 to 100"),
-        ])));
-    };
-    let left = match call.state::<Left>()? {
-        None => total,
-        Some(l) => l.pauses,
-    };
-    if left == 0 {
-        return Ok(Outcome::Done(CallToolResult::success(vec![
-            ContentBlock::text(format!("countdown finished after {total} pauses")),
-        ])));
+#[tool_router(vis = "pub")]
+impl Hosted {
+    #[tool(description = "Books a restaurant table: asks for a date, then for confirmation")]
+    async fn book_table(&self, Parameters { params, pending }: Parameters<booking::Args>) -> Reply {
+        let declared = Declared::from_capabilities(pending.capabilities().as_ref());
+        if let Some(refusal) = booking::check(&params, declared)? {
+            return Ok(refusal.into());
+        }
+        let call = pending.commit().await?;
+        let reply = booking::flow(&call, &params)?;
+        if booking::is_booked(&reply) {
+            self.app().subs.bookings_changed();
+        }
+        Ok(reply)
     }
-    Outcome::retry(&Left { pauses: left - 1 })
+
+    #[tool(description = "Pauses `pauses` times with state-only results, then completes")]
+    async fn countdown(&self, Parameters { params, pending }: Parameters<CountdownArgs>) -> Reply {
+        if params.pauses > 100 {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(
+                "pauses must be an integer from 0 to 100",
+            )])
+            .into());
+        }
+        let call = pending.commit().await?;
+        let left = call.state::<Left>()?.map_or(params.pauses, |l| l.pauses);
+        if left == 0 {
+            let text = format!("countdown finished after {} pauses", params.pauses);
+            return Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into());
+        }
+        Ok(call.retry(&Left { pauses: left - 1 })?.into())
+    }
+
+    #[tool(
+        name = "test_input_required_result_elicitation",
+        description = "Asks for a name, then greets"
+    )]
+    async fn t_elicitation(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
+        conformance::elicitation(&begin(pending, Needs::Form).await?)
+    }
+
+    #[tool(
+        name = "test_input_required_result_sampling",
+        description = "Asks the client's model a question"
+    )]
+    async fn t_sampling(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
+        conformance::sampling(&begin(pending, Needs::Sampling).await?)
+    }
+
+    #[tool(
+        name = "test_input_required_result_list_roots",
+        description = "Asks for the client's roots"
+    )]
+    async fn t_list_roots(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
+        conformance::list_roots(&begin(pending, Needs::Roots).await?)
+    }
+
+    #[tool(
+        name = "test_input_required_result_request_state",
+        description = "Confirms with sealed state"
+    )]
+    async fn t_request_state(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
+        conformance::request_state(&begin(pending, Needs::Form).await?)
+    }
+
+    #[tool(
+        name = "test_input_required_result_multiple_inputs",
+        description = "Asks three kinds at once"
+    )]
+    async fn t_multiple_inputs(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
+        conformance::multiple_inputs(&begin(pending, Needs::All).await?)
+    }
+
+    #[tool(
+        name = "test_input_required_result_multi_round",
+        description = "Two rounds of questions"
+    )]
+    async fn t_multi_round(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
+        conformance::multi_round(&begin(pending, Needs::Form).await?)
+    }
+
+    #[tool(
+        name = "test_input_required_result_tampered_state",
+        description = "Rejects altered state"
+    )]
+    async fn t_tampered_state(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
+        conformance::tampered_state(&begin(pending, Needs::Form).await?)
+    }
+
+    #[tool(
+        name = "test_input_required_result_capabilities",
+        description = "Asks only what the client can answer"
+    )]
+    async fn t_capabilities(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
+        conformance::capabilities(&begin(pending, Needs::Any).await?)
+    }
 }
