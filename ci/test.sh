@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 
 SUITES=(
     05-deps           # Debian packages the suites need (redis-server for the replay-cache tests)
+    08-style          # cargo fmt --check, clippy and rustdoc with -D warnings, mrtr-std feature matrix
     10-workspace      # cargo test: core, backends (behaviour suite per backend), std adapter
     12-package        # cargo package of every library crate: metadata, README and licences shipped, builds from its tarball
     15-spec           # docs/token-format.md and golden vectors checked by independent Python

@@ -71,7 +71,13 @@ pub struct Reloaded {
 /// One engine generation, as a request uses it.
 pub type Generation<R, Clk> = AnyEngine<Shared<R>, Clk>;
 
-/// An [`AnyEngine`] whose keys can be reloaded while it serves; see the [module docs](self).
+/// An [`AnyEngine`] whose keys can be reloaded while it serves.
+///
+/// A key reload builds a new engine from the new key configuration and swaps it in; requests
+/// already running finish on the engine they started with. The replay store is shared by
+/// every generation, so a token spent before a reload stays spent after it, and each key's
+/// seal count carries over to the new generation by key id (a key id must never be reused for
+/// other key material).
 ///
 /// ```
 /// use mrtr_std::engine::{Backend, Limits, Rotating};

@@ -69,7 +69,7 @@ impl fmt::Debug for Resumption {
 }
 
 /// A request whose `requestState` passed every check but the replay record
-/// ([`Engine::verify`]). Commit it ([`Engine::commit`], [`Engine::commit_async`]) to get the
+/// ([`Engine::verify`](super::Engine::verify)). Commit it ([`super::Engine::commit`], [`super::Engine::commit_async`]) to get the
 /// [`Step`]; dropping it leaves the token unspent.
 ///
 /// Its [`Verified::step`] is readable before the commit, for work that has no effects (a
@@ -110,7 +110,7 @@ impl Verified {
     }
 }
 
-/// Why [`Engine::pause`] produced no token. Each maps to the JSON-RPC error the request
+/// Why [`super::Engine::pause`] produced no token. Each maps to the JSON-RPC error the request
 /// should be answered with (`JsonRpcError::from`).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]

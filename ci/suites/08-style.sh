@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Style and API hygiene, as CI checks them: rustfmt (the workspace, the fuzz crate and the
+# firmware), clippy with -D warnings over every target, rustdoc with -D warnings, and mrtr-std
+# built with no default features (no backend, no tokio, no Redis) and with every feature.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+cd "$MRTR_ROOT"
+command -v cargo >/dev/null || die "cargo is missing"
+rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt \
+    || die "cannot install rustfmt"
+rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy \
+    || die "cannot install clippy"
+
+log "cargo fmt --check (workspace, fuzz, firmware)"
+cargo fmt --all -- --check
+(cd fuzz && cargo fmt -- --check)
+(cd examples/gateway-firmware && cargo fmt -- --check)
+
+log "cargo clippy --workspace --all-targets -D warnings"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+log "mrtr-std: no default features, and every feature"
+cargo clippy -p mrtr-std --no-default-features --locked -- -D warnings
+cargo clippy -p mrtr-std --all-features --all-targets --locked -- -D warnings
+
+log "cargo doc --no-deps -D warnings"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --locked
+echo "style: fmt, clippy and rustdoc clean"
