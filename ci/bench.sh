@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark report: runs every benchmark of issue 7 and writes BENCHMARKS.md.
+# The benchmark report: runs every benchmark and writes BENCHMARKS.md.
 #
 #   bash ci/bench.sh            # full run, ~10-15 minutes on 2 cores
 #   QUICK=1 bash ci/bench.sh    # a few-minute smoke run (short criterion times)

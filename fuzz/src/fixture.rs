@@ -64,28 +64,6 @@ pub fn buf() -> TokenBuf<N> {
     TokenBuf::new()
 }
 
-/// A deterministic stand-in for a CSPRNG (splitmix64): seeds and fuzz runs are reproducible.
-pub struct CountingRng(pub u64);
-
-impl rand_core::TryRng for CountingRng {
-    type Error = core::convert::Infallible;
-    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
-        Ok(self.try_next_u64()? as u32)
-    }
-    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        Ok(z ^ (z >> 31))
-    }
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
-        for chunk in dst.chunks_mut(8) {
-            let v = self.try_next_u64()?.to_le_bytes();
-            chunk.copy_from_slice(&v[..chunk.len()]);
-        }
-        Ok(())
-    }
-}
-
-impl rand_core::TryCryptoRng for CountingRng {}
+/// A deterministic stand-in for a CSPRNG (the test suite's SplitMix64 stream): seeds and
+/// fuzz runs are reproducible.
+pub use mrtr_tests::rng::SeqRng as CountingRng;

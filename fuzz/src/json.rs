@@ -65,10 +65,10 @@ fn token_for(method: &str, params: &Value, continuation: &[u8], seed: u64) -> St
     let sealed = mrtr
         .pause(
             Round::FIRST,
-            &binding,
-            req.args_digest(),
+            binding,
+            req.args_digest().expect("bindable arguments"),
             continuation,
-            &mut CountingRng(seed),
+            &mut CountingRng::new(seed),
             &mut out,
         )
         .expect("seal");

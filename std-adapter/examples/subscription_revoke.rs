@@ -7,7 +7,7 @@
 //! 2. Revoke one subject with a targeted reconciliation: report how many streams ended, whose,
 //!    how long the call held the registry and how long until the last one ended.
 //! 3. Revoke a second subject and reconcile *everything* (what the example server used to do
-//!    on every revoke): report "overloaded" failures (the issue saw 1,878 of 6,000 streams end
+//!    on every revoke): report "overloaded" failures (a review saw 1,878 of 6,000 streams end
 //!    that way), checks held back, streams ended, and how long it took.
 //!
 //! ```text
