@@ -5,9 +5,9 @@ use mrtr_core::cipher::Cipher;
 use mrtr_core::{DEFAULT_MAX_ROUNDS, Mrtr, Reason, Round};
 use rand_core::TryCryptoRng;
 
-use crate::clock::SysTickClock;
+use crate::clock::CLOCK;
 use crate::report::Report;
-use crate::{ARGS, OWNER, TOOL, Token, call, keys};
+use crate::{AAD, ARGS, OWNER, TOOL, Token, call, check, keys};
 
 /// The continuation a handler seals after invocation `n`: which step it waits in.
 fn step(n: u32) -> [u8; 9] {
@@ -20,11 +20,14 @@ fn step(n: u32) -> [u8; 9] {
 
 /// Runs the chain and checks where it stops.
 pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
-    report.section("resume chain up to the round cap");
-    let mrtr = match Mrtr::builder(keys::ring::<C>(), SysTickClock).build() {
+    defmt::println!("-- resume chain up to the round cap");
+    let mrtr = match Mrtr::builder(keys::ring::<C>(), &CLOCK)
+        .aad_capacity::<AAD>()
+        .build()
+    {
         Ok(m) => m,
         Err(e) => {
-            report.check(false, format_args!("default configuration builds: {e}"));
+            check!(report, false, "default configuration builds: {}", e);
             return;
         }
     };
@@ -44,7 +47,7 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
         ) {
             Ok(s) => s.as_str(),
             Err(e) => {
-                report.check(false, format_args!("pause in round {}: {e}", round.get()));
+                check!(report, false, "pause in round {=u32}: {}", round.get(), e);
                 return;
             }
         };
@@ -52,9 +55,11 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
             Ok(r) => {
                 let same = r.round() == round.get() && r.continuation() == step(round.get());
                 if !same {
-                    report.check(
+                    check!(
+                        report,
                         false,
-                        format_args!("resume {} returns its own state", resumes_ok + 1),
+                        "resume {=u32} returns its own state",
+                        resumes_ok + 1
                     );
                 }
                 resumes_ok += 1;
@@ -66,15 +71,22 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
             break None;
         }
     };
-    report.note(format_args!(
-        "{resumes_ok} resumes opened, each with its own round and step"
-    ));
-    report.check(
-        resumes_ok == DEFAULT_MAX_ROUNDS - 1,
-        format_args!("call + {resumes_ok} resumes accepted (cap {DEFAULT_MAX_ROUNDS} invocations)"),
+    defmt::println!(
+        "   {=u32} resumes opened, each with its own round and step",
+        resumes_ok
     );
-    report.check(
+    check!(
+        report,
+        resumes_ok == DEFAULT_MAX_ROUNDS - 1,
+        "call + {=u32} resumes accepted (cap {=u32} invocations)",
+        resumes_ok,
+        DEFAULT_MAX_ROUNDS
+    );
+    check!(
+        report,
         refusal == Some(Reason::RoundsExceeded),
-        format_args!("resume {} refused: {:?}", resumes_ok + 1, refusal),
+        "resume {=u32} refused: {}",
+        resumes_ok + 1,
+        refusal
     );
 }
