@@ -15,7 +15,7 @@ use rand_core::{SeedableRng, TryRng};
 
 use crate::clock::{EARLIEST_PLAUSIBLE_MS, Monotonic, Uptime, WallClock, parse_http_date};
 use crate::gateway::{self, GatewayError};
-use crate::report::Report;
+use crate::report::{Outcome, Report};
 use crate::text::TokenText;
 use crate::trng::{HalTrng, TrngError};
 use crate::{AAD, ARGS, OWNER, TOOL, Token, arch, call, check, keys};
@@ -56,30 +56,54 @@ fn clock<C: Cipher>(report: &mut Report) {
         );
     }
 
+    // A token sealed by a node that knows the time.
+    let Some(valid) = reference_token::<C>() else {
+        check!(report, false, "reference node seals");
+        return;
+    };
     let wall = WallClock::new(Uptime);
-    let (Ok(engine), Ok(reference)) = (
-        Mrtr::builder(keys::ring::<C>(), &wall)
-            .aad_capacity::<AAD>()
-            .build(),
-        Mrtr::builder(keys::ring::<C>(), &crate::clock::CLOCK)
-            .aad_capacity::<AAD>()
-            .build(),
-    ) else {
-        check!(report, false, "configurations build");
+    learning::<C>(report, &wall, &valid);
+    ticking(report, &wall);
+    exact_ticks(report);
+}
+
+/// A token for the gateway's call, sealed by a node that knows the time.
+#[inline(never)]
+fn reference_token<C: Cipher>() -> Option<TokenText> {
+    let reference = Mrtr::builder(keys::ring::<C>(), &crate::clock::CLOCK)
+        .aad_capacity::<AAD>()
+        .build()
+        .ok()?;
+    let mut rng = crate::rng::example_rng();
+    crate::issue(&reference, &call(TOOL, OWNER), b"step=1", &mut rng)
+        .ok()
+        .map(|t| t.text)
+}
+
+/// Whether a node that knows the time opens `token`.
+#[inline(never)]
+fn reference_opens<C: Cipher>(token: &TokenText) -> bool {
+    Mrtr::builder(keys::ring::<C>(), &crate::clock::CLOCK)
+        .aad_capacity::<AAD>()
+        .build()
+        .is_ok_and(|r| {
+            crate::open(&r, token.as_str(), &call(TOOL, OWNER), &ARGS) == Outcome::Accepted
+        })
+}
+
+/// Before the time is learned nothing is sealed or opened; after, everything works.
+#[inline(never)]
+fn learning<C: Cipher>(report: &mut Report, wall: &WallClock<Uptime>, valid: &TokenText) {
+    let Ok(engine) = Mrtr::builder(keys::ring::<C>(), wall)
+        .aad_capacity::<AAD>()
+        .build()
+    else {
+        check!(report, false, "configuration builds");
         return;
     };
     let binding = call(TOOL, OWNER);
     let mut rng = crate::rng::example_rng();
     let (mut out, mut buf) = (Token::new(), Token::new());
-    // A token sealed by a node that knows the time.
-    let Ok(valid) = reference
-        .pause(Round::FIRST, &binding, &ARGS, b"step=1", &mut rng, &mut out)
-        .map(|s| TokenText::of(s.as_str()))
-    else {
-        check!(report, false, "reference node seals");
-        return;
-    };
-
     check!(report, wall.now().is_none(), "before learning: no time");
     let p = gateway::pause(
         &engine,
@@ -147,16 +171,16 @@ fn clock<C: Cipher>(report: &mut Report) {
         &mut out,
     )
     .map(|s| TokenText::of(s.as_str()));
-    let reopened = p.as_ref().is_ok_and(|t| {
-        reference
-            .resume(t.as_str(), &binding, &ARGS, &mut buf)
-            .is_ok()
-    });
     check!(
         report,
-        reopened,
+        p.as_ref().is_ok_and(reference_opens::<C>),
         "after learning: pause seals a token the reference node opens"
     );
+}
+
+/// The learned clock moves with the board's ticks.
+#[inline(never)]
+fn ticking(report: &mut Report, wall: &WallClock<Uptime>) {
     let before = wall.now().unwrap_or(0);
     arch::wait_ms(5);
     let elapsed = wall.now().unwrap_or(0).saturating_sub(before);
@@ -166,7 +190,6 @@ fn clock<C: Cipher>(report: &mut Report) {
         "the clock follows the board's ticks: {=u64} ms over a 5 ms wait",
         elapsed
     );
-    exact_ticks(report);
 }
 
 /// Ticks set by hand, to check the arithmetic exactly (the board's ticks only give bounds).

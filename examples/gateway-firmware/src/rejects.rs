@@ -258,23 +258,26 @@ fn foreign_capacity<C: Cipher>(
 /// A foreign ring has no key for the token, nor has a node not yet rotated.
 #[inline(never)]
 fn unknown_keys<C: Cipher>(report: &mut Report, current: &TokenText) {
-    let binding = call(TOOL, OWNER);
-    for (ring, what) in [
-        (keys::foreign::<C>(), "unknown key id"),
-        (
-            keys::before_rotation::<C>(),
-            "new key's token on a node not yet rotated",
-        ),
-    ] {
-        let got = engine::<C>(ring).map(|m| open(&m, current.as_str(), &binding, &ARGS));
-        rejected!(
-            report,
-            got.unwrap_or(Outcome::Accepted),
-            Reason::UnknownKey,
-            "{=str}",
-            what
-        );
-    }
+    rejected!(
+        report,
+        open_with::<C>(keys::foreign::<C>, current),
+        Reason::UnknownKey,
+        "unknown key id"
+    );
+    rejected!(
+        report,
+        open_with::<C>(keys::before_rotation::<C>, current),
+        Reason::UnknownKey,
+        "new key's token on a node not yet rotated"
+    );
+}
+
+/// What an engine over the ring `ring()` makes of `token`.
+#[inline(never)]
+fn open_with<C: Cipher>(ring: fn() -> keys::Ring<C>, token: &TokenText) -> Outcome {
+    engine::<C>(ring()).map_or(Outcome::Accepted, |m| {
+        open(&m, token.as_str(), &call(TOOL, OWNER), &ARGS)
+    })
 }
 
 /// A token sealed before rotation opens after it.
