@@ -197,7 +197,7 @@ def main():
     w(f"  gateway's ({aad_gateway} B: `AadLimits {{ target: 64, principal_field: 64, ..DEFAULT }}`).")
     w(f"  Goal: ≤ {STACK_GOAL} B at the gateway's capacity.")
     w("* **instructions** per seal and per resume at the gateway's capacity (the seal includes")
-    w("  drawing 28 bytes from the example ChaCha20 DRBG).")
+    w("  drawing 28 bytes from a freshly seeded example ChaCha20 DRBG: its first keystream block).")
     w("")
     w("| family | backend | flash core + backend | static RAM core + backend | seal stack default → gateway | resume stack default → gateway | ≤ 2 KiB | instructions / seal | instructions / resume |")
     w("| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: |")
