@@ -11,8 +11,8 @@ SUITES=(
     10-workspace      # cargo test: core, backends (behaviour suite per backend), std adapter
     12-package        # cargo package of every library crate: metadata, README and licences shipped, builds from its tarball
     15-spec           # docs/token-format.md and golden vectors checked by independent Python
-    20-nostd-build    # core + backends build for thumbv7em-none-eabihf without alloc
-    30-firmware-qemu  # gateway firmware checks on Cortex-M4F and Cortex-M3 under QEMU, per backend
+    20-nostd-build    # core + backends build without alloc for Cortex-M4F, Cortex-M0 (no CAS) and RISC-V rv32imc (no atomics)
+    30-firmware-qemu  # gateway firmware checks under QEMU per backend: Cortex-M0 (micro:bit), M3, M4F, RISC-V rv32imc; defmt log decoded and checked
     50-fuzz           # cargo-fuzz targets, 30 s each from the committed seeds; any crash fails
     60-peers          # hosted MCP server vs Python/TypeScript/rmcp clients, wire negatives, 2 nodes + Redis, conformance MRTR
 )

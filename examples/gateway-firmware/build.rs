@@ -1,6 +1,7 @@
 //! Host side of the firmware build:
 //!
-//! * picks the linker memory map for the target's QEMU machine (`memory/*.x` → `memory.x`);
+//! * picks the linker memory map for the target's QEMU machine (`memory/*.x` → `memory.x`):
+//!   `microbit` (Cortex-M0), `lm3s6965evb` (M3), `mps2-an386` (M4F), `virt` (RISC-V rv32imc);
 //! * turns the golden vectors in `tests/vectors/*.json` into Rust constants (`vectors.rs`), so
 //!   the firmware can reproduce every token byte for byte on the target.
 //!
@@ -29,11 +30,14 @@ fn main() {
 fn memory_map(out: &Path) {
     let target = env::var("TARGET").expect("cargo sets TARGET");
     let machine = match target.as_str() {
-        "thumbv7em-none-eabihf" => "mps2-an386",
+        "thumbv6m-none-eabi" => "microbit",
         "thumbv7m-none-eabi" => "lm3s6965evb",
+        "thumbv7em-none-eabihf" => "mps2-an386",
+        "riscv32imc-unknown-none-elf" => "virt",
         other => panic!(
-            "gateway-firmware: no QEMU machine for target {other}; \
-             build for thumbv7em-none-eabihf (mps2-an386) or thumbv7m-none-eabi (lm3s6965evb)"
+            "gateway-firmware: no QEMU machine for target {other}; build for \
+             thumbv6m-none-eabi (microbit), thumbv7m-none-eabi (lm3s6965evb), \
+             thumbv7em-none-eabihf (mps2-an386) or riscv32imc-unknown-none-elf (virt)"
         ),
     };
     let src = Path::new("memory").join(format!("{machine}.x"));
@@ -41,7 +45,9 @@ fn memory_map(out: &Path) {
     println!("cargo:rustc-link-search={}", out.display());
     println!("cargo:rerun-if-changed={}", src.display());
     println!("cargo:rustc-env=GATEWAY_MACHINE={machine}");
-    println!("cargo::rustc-check-cfg=cfg(machine, values(\"mps2-an386\", \"lm3s6965evb\"))");
+    println!(
+        "cargo::rustc-check-cfg=cfg(machine, values(\"microbit\", \"lm3s6965evb\", \"mps2-an386\", \"virt\"))"
+    );
     println!("cargo::rustc-cfg=machine=\"{machine}\"");
 }
 

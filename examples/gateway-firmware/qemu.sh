@@ -1,19 +1,47 @@
-# Build and run helpers for the gateway firmware, shared by ci/suites/30-firmware-qemu.sh and
-# ci/embedded-report.sh. Source after ci/lib.sh.
+# Build, run and decode helpers for the gateway firmware, shared by
+# ci/suites/30-firmware-qemu.sh and ci/embedded-report.sh. Source after ci/lib.sh.
 
 FW_DIR="$MRTR_ROOT/examples/gateway-firmware"
-FW_TARGETS=(thumbv7em-none-eabihf thumbv7m-none-eabi)
+# One target per family: Cortex-M0 (micro:bit), M3, M4F, RISC-V rv32imc.
+FW_TARGETS=(thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf riscv32imc-unknown-none-elf)
 FW_FULL_BINS=(aes-gcm chacha20poly1305 xchacha20poly1305)
-FW_FOOTPRINT_BINS=(footprint-baseline footprint-aes-gcm footprint-chacha20poly1305)
+FW_FOOTPRINT_BINS=(footprint-baseline footprint-aes-gcm footprint-chacha20poly1305 footprint-xchacha20poly1305)
 export CARGO_TARGET_DIR="${FW_TARGET_DIR:-$FW_DIR/target}"
+# The host-side decoder of the firmware's log frames; CI installs it (ensure_defmt_print).
+DEFMT_PRINT_VERSION=1.2.0
 
-# fw_machine TARGET: the QEMU machine and CPU for a target.
+# fw_machine TARGET: the QEMU command line (system emulator, machine, CPU) for a target.
 fw_machine() {
     case "$1" in
-        thumbv7em-none-eabihf) echo "mps2-an386 cortex-m4" ;;
-        thumbv7m-none-eabi) echo "lm3s6965evb cortex-m3" ;;
+        thumbv6m-none-eabi) echo "qemu-system-arm -machine microbit -cpu cortex-m0" ;;
+        thumbv7m-none-eabi) echo "qemu-system-arm -machine lm3s6965evb -cpu cortex-m3" ;;
+        thumbv7em-none-eabihf) echo "qemu-system-arm -machine mps2-an386 -cpu cortex-m4" ;;
+        riscv32imc-unknown-none-elf) echo "qemu-system-riscv32 -machine virt -bios none" ;;
         *) die "no QEMU machine for $1" ;;
     esac
+}
+
+# fw_family TARGET: a short name for logs.
+fw_family() {
+    case "$1" in
+        thumbv6m-none-eabi) echo "Cortex-M0 (microbit)" ;;
+        thumbv7m-none-eabi) echo "Cortex-M3 (lm3s6965evb)" ;;
+        thumbv7em-none-eabihf) echo "Cortex-M4F (mps2-an386)" ;;
+        riscv32imc-unknown-none-elf) echo "RISC-V rv32imc (virt)" ;;
+        *) die "no family for $1" ;;
+    esac
+}
+
+# ensure_defmt_print: installs the defmt frame decoder (crates.io, built from source).
+ensure_defmt_print() {
+    if command -v defmt-print >/dev/null 2>&1 \
+        && defmt-print --version 2>/dev/null | grep -q "$DEFMT_PRINT_VERSION"; then
+        return 0
+    fi
+    log "installing defmt-print $DEFMT_PRINT_VERSION (decodes the firmware's defmt log)"
+    cargo install --locked --quiet defmt-print --version "$DEFMT_PRINT_VERSION" \
+        || die "cannot install defmt-print $DEFMT_PRINT_VERSION"
+    command -v defmt-print >/dev/null 2>&1 || die "defmt-print missing after cargo install (is ~/.cargo/bin on PATH?)"
 }
 
 # fw_build TARGET: installs the cross toolchain if needed and builds every binary, release.
@@ -35,12 +63,30 @@ fw_elf() {
     echo "$CARGO_TARGET_DIR/$1/release/$2"
 }
 
-# fw_run TARGET BIN: runs a binary under QEMU with one instruction per virtual ns; its
-# output goes to stdout, the exit status is QEMU's (the firmware's verdict).
+# fw_run TARGET BIN FRAMES: runs a binary under QEMU with one instruction per virtual ns
+# (-icount shift=0). The firmware's defmt frames (semihosting console) go to the file FRAMES,
+# QEMU's own messages to stderr; the exit status is QEMU's (the firmware's verdict).
 fw_run() {
-    local target="$1" bin="$2" machine cpu
-    read -r machine cpu <<<"$(fw_machine "$target")"
-    timeout 300 qemu-system-arm -machine "$machine" -cpu "$cpu" -nographic \
+    local target="$1" bin="$2" frames="$3"
+    # shellcheck disable=SC2046
+    timeout 300 $(fw_machine "$target") -display none -monitor none -serial none \
         -semihosting-config enable=on,target=native -icount shift=0 \
-        -kernel "$(fw_elf "$target" "$bin")"
+        -kernel "$(fw_elf "$target" "$bin")" > "$frames"
+}
+
+# fw_decode TARGET BIN FRAMES: decodes the frames against the ELF to text on stdout, one line
+# per log call (`INFO  ...` a passed check, `ERROR ...` a failed one, plain text for notes).
+# Fails if defmt-print does, or if any frame could not be decoded (defmt-print otherwise
+# skips malformed frames silently: --show-skipped-frames makes it say so).
+fw_decode() {
+    local target="$1" bin="$2" frames="$3" text
+    text="$(mktemp)"
+    if ! defmt-print --show-skipped-frames -e "$(fw_elf "$target" "$bin")" < "$frames" > "$text"; then
+        cat "$text"; rm -f "$text"; echo "defmt-print failed on $bin ($target)" >&2; return 1
+    fi
+    cat "$text"
+    if grep -q '^(HOST)' "$text"; then
+        rm -f "$text"; echo "defmt-print could not decode every frame of $bin ($target)" >&2; return 1
+    fi
+    rm -f "$text"
 }

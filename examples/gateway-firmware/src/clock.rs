@@ -1,114 +1,166 @@
-//! Time from SysTick: an interrupt every millisecond advances an uptime counter, which the
-//! main loop reads through `critical-section`. On top of it: mrtr's [`Clock`] and an
-//! `embedded-hal` [`DelayNs`] that sleeps until enough ticks have passed.
+//! Wall-clock time on a board without a real-time clock: a time the gateway learns once (the
+//! upstream's HTTP `Date` header, or SNTP) plus the monotonic tick count since then.
+//!
+//! Tokens carry wall-clock expiry times because a token sealed on one node may be resumed on
+//! another, so the gateway cannot seal or resume before it knows the time. Until
+//! [`WallClock::learn`] has run, [`WallClock::now`] is `None` and the gateway refuses with
+//! [`crate::gateway::GatewayError::TimeUnknown`]. Should mrtr be called directly anyway, the
+//! [`Clock`] reading is `u64::MAX`, which fails closed: sealing overflows
+//! ([`mrtr_core::SealError::ClockOverflow`]) and every token reads as expired.
 
 use core::cell::Cell;
 
-use cortex_m::peripheral::SYST;
-use cortex_m::peripheral::syst::SystClkSource;
 use critical_section::Mutex;
-use embedded_hal::delay::DelayNs;
 use mrtr_core::Clock;
 
-use crate::board::CORE_CLOCK_HZ;
+use crate::arch;
 
-/// Wall-clock time at boot, ms since the Unix epoch (2026-11-30T00:00:00Z). Real firmware
-/// takes it from its RTC or from SNTP: tokens sealed here may be opened on another node.
-pub const BOOT_EPOCH_MS: u64 = 1_795_996_800_000;
-
-/// SysTick's 24-bit counter range.
-const SYST_MAX: u32 = 0x00FF_FFFF;
-const TICKS_PER_MS: u32 = CORE_CLOCK_HZ / 1000;
-
-static UPTIME_MS: Mutex<Cell<u64>> = Mutex::new(Cell::new(0));
-
-/// Called from the SysTick exception handler, once per millisecond.
-pub fn on_tick() {
-    critical_section::with(|cs| {
-        let ms = UPTIME_MS.borrow(cs);
-        ms.set(ms.get() + 1);
-    });
+/// Milliseconds from a counter that never goes back (SysTick, `mtime`, a HAL timer).
+pub trait Monotonic {
+    /// Milliseconds since some fixed point (usually boot).
+    fn ms(&self) -> u64;
 }
 
-/// Milliseconds since [`Timer::start`].
-pub fn uptime_ms() -> u64 {
-    critical_section::with(|cs| UPTIME_MS.borrow(cs).get())
-}
-
-/// Owns SysTick: a 1 ms tick normally, a free-running counter while measuring.
-pub struct Timer {
-    syst: SYST,
-}
-
-impl Timer {
-    /// Starts the 1 ms tick from the core clock.
-    pub fn start(mut syst: SYST) -> Self {
-        syst.set_clock_source(SystClkSource::Core);
-        syst.set_reload(TICKS_PER_MS - 1);
-        syst.clear_current();
-        syst.enable_interrupt();
-        syst.enable_counter();
-        Self { syst }
-    }
-
-    /// Runs `f` with interrupts masked and SysTick counting down over its full 24-bit range,
-    /// and returns `f`'s result with the core-clock ticks it took (`None` if the counter
-    /// wrapped, i.e. `f` took more than 2^24 ticks). The millisecond clock stands still
-    /// meanwhile.
-    pub fn measure<R>(&mut self, f: impl FnOnce() -> R) -> (R, Option<u32>) {
-        cortex_m::interrupt::free(|_| {
-            self.syst.disable_interrupt();
-            self.syst.set_reload(SYST_MAX);
-            self.syst.clear_current();
-            // Writing the current-value register zeroes it; wait for the reload.
-            while SYST::get_current() == 0 {}
-            let _ = self.syst.has_wrapped();
-            let start = SYST::get_current();
-            let r = f();
-            let end = SYST::get_current();
-            let wrapped = self.syst.has_wrapped();
-            self.syst.set_reload(TICKS_PER_MS - 1);
-            self.syst.clear_current();
-            self.syst.enable_interrupt();
-            (r, (!wrapped).then(|| start - end))
-        })
-    }
-}
-
-/// mrtr's clock: the boot epoch plus the SysTick uptime.
+/// The board's uptime: [`arch::uptime_ms`].
 #[derive(Clone, Copy, Debug, Default)]
-pub struct SysTickClock;
+pub struct Uptime;
 
-impl Clock for SysTickClock {
-    fn now_ms(&self) -> u64 {
-        BOOT_EPOCH_MS + uptime_ms()
+impl Monotonic for Uptime {
+    fn ms(&self) -> u64 {
+        arch::uptime_ms()
     }
 }
 
-/// Waits on the SysTick millisecond counter, sleeping (`wfi`) between ticks. Resolution is one
-/// tick: a delay waits for one tick more than asked, so it never ends early.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TickDelay;
+/// No time before 2024-01-01T00:00:00Z is believed: a source that says so is broken.
+pub const EARLIEST_PLAUSIBLE_MS: u64 = 1_704_067_200_000;
 
-impl TickDelay {
-    fn wait_ms(ms: u64) {
-        let until = uptime_ms() + ms + 1;
-        while uptime_ms() < until {
-            cortex_m::asm::wfi();
+/// Why a learned time was not taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, defmt::Format)]
+pub enum LearnError {
+    /// Before [`EARLIEST_PLAUSIBLE_MS`].
+    Implausible,
+}
+
+/// Wall-clock milliseconds since the Unix epoch: a learned time plus monotonic ticks.
+/// Can be a `static`; learning and reading go through a `critical-section` mutex, so an
+/// interrupt handler may read it.
+pub struct WallClock<M> {
+    ticks: M,
+    /// Wall-clock time at tick 0, once learned.
+    base_ms: Mutex<Cell<Option<u64>>>,
+}
+
+impl<M: Monotonic> WallClock<M> {
+    /// A clock that does not know the time yet.
+    pub const fn new(ticks: M) -> Self {
+        Self {
+            ticks,
+            base_ms: Mutex::new(Cell::new(None)),
         }
     }
+
+    /// Takes `now_ms` (ms since the Unix epoch, e.g. from [`parse_http_date`]) as the time
+    /// now. Later calls re-synchronise.
+    pub fn learn(&self, now_ms: u64) -> Result<(), LearnError> {
+        if now_ms < EARLIEST_PLAUSIBLE_MS {
+            return Err(LearnError::Implausible);
+        }
+        let base = now_ms.saturating_sub(self.ticks.ms());
+        critical_section::with(|cs| self.base_ms.borrow(cs).set(Some(base)));
+        Ok(())
+    }
+
+    /// The time now, or `None` until it has been learned.
+    pub fn now(&self) -> Option<u64> {
+        let base = critical_section::with(|cs| self.base_ms.borrow(cs).get())?;
+        Some(base.saturating_add(self.ticks.ms()))
+    }
+
+    /// Whether the time has been learned.
+    pub fn is_known(&self) -> bool {
+        self.now().is_some()
+    }
 }
 
-impl DelayNs for TickDelay {
-    fn delay_ns(&mut self, ns: u32) {
-        Self::wait_ms(u64::from(ns.div_ceil(1_000_000)));
+/// mrtr's view: `u64::MAX` until the time is known, so that nothing seals or opens (see the
+/// module docs). Check [`WallClock::now`] first to refuse clearly.
+impl<M: Monotonic> Clock for WallClock<M> {
+    fn now_ms(&self) -> u64 {
+        self.now().unwrap_or(u64::MAX)
     }
+}
 
-    fn delay_us(&mut self, us: u32) {
-        Self::wait_ms(u64::from(us.div_ceil(1_000)));
-    }
+/// The gateway's clock, learned at boot from its upstream.
+pub static CLOCK: WallClock<Uptime> = WallClock::new(Uptime);
 
-    fn delay_ms(&mut self, ms: u32) {
-        Self::wait_ms(u64::from(ms));
+const MONTHS: [&[u8; 3]; 12] = [
+    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
+];
+const WEEKDAYS: [&[u8; 3]; 7] = [b"Thu", b"Fri", b"Sat", b"Sun", b"Mon", b"Tue", b"Wed"];
+
+/// Parses an HTTP `Date` header in its only generated form, IMF-fixdate (RFC 9110 §5.6.7:
+/// `Sun, 06 Nov 1994 08:49:37 GMT`), to ms since the Unix epoch. Every field is checked,
+/// the weekday included; anything else is `None`.
+pub fn parse_http_date(text: &str) -> Option<u64> {
+    let b: &[u8; 29] = text.as_bytes().try_into().ok()?;
+    let fixed = [
+        (3, b','),
+        (4, b' '),
+        (7, b' '),
+        (11, b' '),
+        (16, b' '),
+        (19, b':'),
+    ];
+    if fixed.iter().any(|&(at, c)| b[at] != c) || b[22] != b':' || &b[25..] != b" GMT" {
+        return None;
     }
+    let day = digits(&b[5..7])?;
+    let month = MONTHS.iter().position(|m| m[..] == b[8..11])? as u64 + 1;
+    let year = digits(&b[12..16])?;
+    let (hour, minute, second) = (
+        digits(&b[17..19])?,
+        digits(&b[20..22])?,
+        digits(&b[23..25])?,
+    );
+    if year < 1970 || day == 0 || day > days_in_month(year, month) {
+        return None;
+    }
+    if hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let days = days_since_epoch(year, month, day);
+    if b[..3] != WEEKDAYS[(days % 7) as usize][..] {
+        return None;
+    }
+    let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second.min(59);
+    Some(seconds * 1_000)
+}
+
+fn digits(b: &[u8]) -> Option<u64> {
+    b.iter().try_fold(0u64, |n, &c| {
+        c.is_ascii_digit().then(|| n * 10 + u64::from(c - b'0'))
+    })
+}
+
+fn is_leap(year: u64) -> bool {
+    (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400)
+}
+
+fn days_in_month(year: u64, month: u64) -> u64 {
+    match month {
+        2 if is_leap(year) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days from 1970-01-01 to the given date (year >= 1970), counted month by month: at most
+/// a few hundred iterations for any plausible year, run once at boot.
+fn days_since_epoch(year: u64, month: u64, day: u64) -> u64 {
+    let years: u64 = (1970..year)
+        .map(|y| if is_leap(y) { 366 } else { 365 })
+        .sum();
+    let months: u64 = (1..month).map(|m| days_in_month(year, m)).sum();
+    years + months + day - 1
 }

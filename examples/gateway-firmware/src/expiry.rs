@@ -1,17 +1,17 @@
-//! Expiry on the SysTick clock: a token opens within its lifetime and not after it.
+//! Expiry on the wall clock: a token opens within its lifetime and not after it.
 //!
 //! Time is advanced through `embedded-hal`'s [`DelayNs`]: on a board, pass the HAL's timer
-//! delay; here it is [`crate::clock::TickDelay`], which sleeps on the SysTick tick.
+//! delay; here it is [`crate::TickDelay`], which sleeps on the board's tick.
 
 use embedded_hal::delay::DelayNs;
 use mrtr_core::cipher::Cipher;
 use mrtr_core::{Clock, Mrtr, Reason, Round};
 use rand_core::TryCryptoRng;
 
-use crate::clock::SysTickClock;
+use crate::clock::CLOCK;
 use crate::report::Report;
 use crate::text::TokenText;
-use crate::{ARGS, OWNER, TOOL, Token, call, keys};
+use crate::{AAD, ARGS, OWNER, TOOL, Token, call, check, keys, rejected};
 
 /// The scenario's token lifetime.
 const TTL_MS: u32 = 25;
@@ -19,12 +19,13 @@ const TTL_MS: u32 = 25;
 /// Seals a short-lived token, opens it, waits out its lifetime on `delay`, and expects
 /// `Expired`.
 pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng, delay: &mut impl DelayNs) {
-    report.section("expiry on the SysTick clock");
-    let Ok(mrtr) = Mrtr::builder(keys::ring::<C>(), SysTickClock)
+    defmt::println!("-- expiry on the wall clock");
+    let Ok(mrtr) = Mrtr::builder(keys::ring::<C>(), &CLOCK)
+        .aad_capacity::<AAD>()
         .ttl_ms(u64::from(TTL_MS))
         .build()
     else {
-        report.check(false, format_args!("configuration builds"));
+        check!(report, false, "configuration builds");
         return;
     };
     let binding = call(TOOL, OWNER);
@@ -39,7 +40,7 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng, delay: &
     ) {
         Ok(s) => (TokenText::of(s.as_str()), s.expires_at_ms()),
         Err(e) => {
-            report.check(false, format_args!("pause: {e}"));
+            check!(report, false, "pause: {}", e);
             return;
         }
     };
@@ -48,21 +49,28 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng, delay: &
     let early = mrtr
         .resume(text.as_str(), &binding, &ARGS, &mut buf)
         .is_ok();
-    let elapsed = SysTickClock.now_ms() - sealed_at;
-    report.check(
+    let elapsed = CLOCK.now_ms() - sealed_at;
+    check!(
+        report,
         early,
-        format_args!("opens {elapsed} ms after sealing (ttl {TTL_MS} ms)"),
+        "opens {=u64} ms after sealing (ttl {=u32} ms)",
+        elapsed,
+        TTL_MS
     );
 
     delay.delay_ms(TTL_MS);
-    let elapsed = SysTickClock.now_ms() - sealed_at;
-    report.check(
+    let elapsed = CLOCK.now_ms() - sealed_at;
+    check!(
+        report,
         elapsed >= u64::from(TTL_MS),
-        format_args!("the clock advanced {elapsed} ms over the delay"),
+        "the clock advanced {=u64} ms over the delay",
+        elapsed
     );
-    report.rejected(
-        mrtr.resume(text.as_str(), &binding, &ARGS, &mut buf),
+    rejected!(
+        report,
+        crate::open(&mrtr, text.as_str(), &binding, &ARGS),
         Reason::Expired,
-        format_args!("{elapsed} ms after sealing"),
+        "{=u64} ms after sealing",
+        elapsed
     );
 }

@@ -1,5 +1,5 @@
 //! The smallest use of mrtr-core, for measuring what core and one backend add to flash: one
-//! seal and one resume at a 256-byte continuation, no logging. Compared against
+//! seal and one resume at a 256-byte continuation, at the gateway's AAD capacity, no logging. Compared against
 //! `footprint-baseline`, which links the same runtime and does nothing.
 
 use core::hint::black_box;
@@ -9,7 +9,7 @@ use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
 use mrtr_core::{ManualClock, Mrtr, Round};
 use rand_core::{Infallible, TryCryptoRng, TryRng};
 
-use crate::{MAX_CONTINUATION, Token, call};
+use crate::{AAD, MAX_CONTINUATION, Token, call};
 
 /// Stands in for the board's TRNG peripheral (whose driver is a handful of register reads):
 /// NOT random. Only so the footprint excludes a software DRBG.
@@ -45,7 +45,7 @@ pub fn seal_and_open<C: Cipher>() -> bool {
     };
     let ring: KeyRing<C, 1> = KeyRing::new(Key::new(id, SecretKey::from_bytes(black_box([7; 32]))));
     let clock = ManualClock::new(black_box(1_795_996_800_000));
-    let Ok(mrtr) = Mrtr::builder(ring, &clock).build() else {
+    let Ok(mrtr) = Mrtr::builder(ring, &clock).aad_capacity::<AAD>().build() else {
         return false;
     };
     let binding = call(black_box(crate::TOOL), black_box(crate::OWNER));

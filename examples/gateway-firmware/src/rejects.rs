@@ -1,46 +1,78 @@
 //! Tokens that must not open: tampered, truncated, oversized, for another caller or tool,
-//! with other arguments, or under an unknown key. Also: a token sealed before a key rotation
-//! still opens after it.
+//! with other arguments, or under an unknown key. A binding too large for the gateway's AAD
+//! capacity is refused whole. Also: a token sealed before a key rotation still opens after it.
+//!
+//! Each part runs in a frame of its own (`#[inline(never)]`), holding one engine at a time.
 
 use mrtr_core::cipher::Cipher;
-use mrtr_core::{Mrtr, Principal, Reason, Round, TokenBuf};
+use mrtr_core::replay::NoReplayCache;
+use mrtr_core::{BindingError, Mrtr, Principal, Reason, SealError, TokenBuf};
 use rand_core::TryCryptoRng;
 
-use crate::clock::SysTickClock;
-use crate::report::Report;
+use crate::clock::{CLOCK, Uptime, WallClock};
+use crate::report::{Outcome, Report, outcome};
 use crate::text::TokenText;
-use crate::{ARGS, OWNER, TOKEN_CAP, TOOL, Token, call, keys};
+use crate::{
+    AAD, ARGS, OWNER, TOKEN_CAP, TOOL, call, check, issue, keys, open, opens_to, rejected,
+    rejected_any,
+};
+
+type Engine<C> = Mrtr<C, &'static WallClock<Uptime>, NoReplayCache, 2, AAD>;
+
+fn engine<C: Cipher>(ring: keys::Ring<C>) -> Option<Engine<C>> {
+    Mrtr::builder(ring, &CLOCK)
+        .aad_capacity::<AAD>()
+        .build()
+        .ok()
+}
 
 /// Runs every rejection scenario.
 pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
-    report.section("rejected tokens");
-    let Ok(mrtr) = Mrtr::builder(keys::ring::<C>(), SysTickClock).build() else {
-        report.check(false, format_args!("configuration builds"));
+    defmt::println!("-- rejected tokens");
+    let Some(text) = sealed::<C>(report, rng) else {
+        return;
+    };
+    tampered::<C>(report, &text);
+    bound::<C>(report, &text);
+    capacity::<C>(report, rng);
+    unknown_keys::<C>(report, &text);
+    rotation::<C>(report, rng);
+}
+
+/// The token the scenarios tamper with.
+#[inline(never)]
+fn sealed<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) -> Option<TokenText> {
+    let Some(mrtr) = engine::<C>(keys::ring()) else {
+        check!(report, false, "configuration builds");
+        return None;
+    };
+    let binding = call(TOOL, OWNER);
+    match issue(&mrtr, &binding, b"awaiting: confirm", rng) {
+        Ok(t) => {
+            let token = t.text.as_str();
+            check!(
+                report,
+                opens_to(&mrtr, token, &binding, b"awaiting: confirm"),
+                "the untouched token opens ({=usize} chars)",
+                token.len()
+            );
+            Some(t.text)
+        }
+        Err(e) => {
+            check!(report, false, "pause: {}", e);
+            None
+        }
+    }
+}
+
+/// Changed, cut and oversized tokens.
+#[inline(never)]
+fn tampered<C: Cipher>(report: &mut Report, text: &TokenText) {
+    let Some(mrtr) = engine::<C>(keys::ring()) else {
+        check!(report, false, "configuration builds");
         return;
     };
     let binding = call(TOOL, OWNER);
-    let mut sealed = Token::new();
-    let text = match mrtr.pause(
-        Round::FIRST,
-        &binding,
-        &ARGS,
-        b"awaiting: confirm",
-        rng,
-        &mut sealed,
-    ) {
-        Ok(s) => TokenText::of(s.as_str()),
-        Err(e) => {
-            report.check(false, format_args!("pause: {e}"));
-            return;
-        }
-    };
-    let token = text.as_str();
-    let mut buf = Token::new();
-    report.check(
-        mrtr.resume(token, &binding, &ARGS, &mut buf).is_ok(),
-        format_args!("the untouched token opens ({} chars)", token.len()),
-    );
-
     // Tampering. The header is version, algorithm, key id length, key id ("gw-2026-11"):
     // base64 char 1 carries the version's low bits, char 2 the algorithm's, char 6 key id
     // bytes. Then come the nonce, the sealed state and the tag.
@@ -53,17 +85,21 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
         (n / 2, Reason::Tampered),
         (n - 2, Reason::Tampered),
     ] {
-        let t = text.flipped(at);
-        report.rejected(
-            mrtr.resume(t.as_str(), &binding, &ARGS, &mut buf),
+        rejected!(
+            report,
+            open(&mrtr, text.flipped(at).as_str(), &binding, &ARGS),
             want,
-            format_args!("char {at} of {n} changed"),
+            "char {=usize} of {=usize} changed",
+            at,
+            n
         );
     }
     // One char less is either an impossible length or cuts the tag: either way, rejected.
-    report.rejected_any(
-        mrtr.resume(text.truncated(n - 1).as_str(), &binding, &ARGS, &mut buf),
-        format_args!("truncated to {} chars", n - 1),
+    rejected_any!(
+        report,
+        open(&mrtr, text.truncated(n - 1).as_str(), &binding, &ARGS),
+        "truncated to {=usize} chars",
+        n - 1
     );
     // Cut at a base64 group boundary: decodes cleanly, but the tag is gone.
     for (len, want) in [
@@ -71,29 +107,41 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
         (40, Reason::Malformed),
         (0, Reason::Malformed),
     ] {
-        let t = text.truncated(len);
-        report.rejected(
-            mrtr.resume(t.as_str(), &binding, &ARGS, &mut buf),
+        rejected!(
+            report,
+            open(&mrtr, text.truncated(len).as_str(), &binding, &ARGS),
             want,
-            format_args!("truncated to {len} chars"),
+            "truncated to {=usize} chars",
+            len
         );
     }
-
     // Oversized: longer than the buffer, refused before decoding.
     let long = text.oversized();
-    report.rejected(
-        mrtr.resume(long.as_str(), &binding, &ARGS, &mut buf),
+    rejected!(
+        report,
+        open(&mrtr, long.as_str(), &binding, &ARGS),
         Reason::TooLong,
-        format_args!("{} chars into a {TOKEN_CAP}-byte buffer", long.len()),
+        "{=usize} chars into a {=usize}-byte buffer",
+        long.len(),
+        TOKEN_CAP
     );
     let mut small: TokenBuf<64> = TokenBuf::new();
-    report.rejected(
-        mrtr.resume(token, &binding, &ARGS, &mut small),
+    rejected!(
+        report,
+        outcome(&mrtr.resume(text.as_str(), &binding, &ARGS, &mut small)),
         Reason::TooLong,
-        format_args!("valid token into a 64-byte buffer"),
+        "valid token into a 64-byte buffer"
     );
+}
 
-    // Bound to the caller, the tool and the arguments.
+/// Bound to the caller, the tool and the arguments.
+#[inline(never)]
+fn bound<C: Cipher>(report: &mut Report, text: &TokenText) {
+    let Some(mrtr) = engine::<C>(keys::ring()) else {
+        check!(report, false, "configuration builds");
+        return;
+    };
+    let token = text.as_str();
     let mallory = Principal::User {
         issuer: "https://idp.example",
         subject: "mallory",
@@ -114,67 +162,140 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
         (call("thermostat.unlock", OWNER), "another target"),
     ];
     for (other, what) in cases {
-        report.rejected(
-            mrtr.resume(token, &other, &ARGS, &mut buf),
+        rejected!(
+            report,
+            open(&mrtr, token, &other, &ARGS),
             Reason::Tampered,
-            format_args!("{what}"),
+            "{=str}",
+            what
         );
     }
     let mut other_args = ARGS;
     other_args[31] ^= 1;
-    report.rejected(
-        mrtr.resume(token, &binding, &other_args, &mut buf),
+    rejected!(
+        report,
+        open(&mrtr, token, &call(TOOL, OWNER), &other_args),
         Reason::ArgumentsMismatch,
-        format_args!("other arguments"),
+        "other arguments"
     );
-
-    rotation::<C>(report, rng, &text);
 }
 
-/// Key ids: a foreign ring has no key for the token; a token sealed before rotation opens
-/// after it; a token sealed after rotation does not open on a node not yet rotated.
-fn rotation<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng, current: &TokenText) {
-    let binding = call(TOOL, OWNER);
-    let mut buf = Token::new();
-    let (Ok(rotated), Ok(old), Ok(foreign)) = (
-        Mrtr::builder(keys::ring::<C>(), SysTickClock).build(),
-        Mrtr::builder(keys::before_rotation::<C>(), SysTickClock).build(),
-        Mrtr::builder(keys::foreign::<C>(), SysTickClock).build(),
-    ) else {
-        report.check(false, format_args!("key rings build"));
+/// A long target, such as a resource URI: longer than any the gateway's AAD buffer holds
+/// with the gateway's caller, still valid for `Binding::new` (at most 1,024 bytes).
+const LONG_TARGET: &str = concat!(
+    "https://gateway.example/resources/thermostat/ground-floor/zone-4/schedules/weekly/",
+    "2026-11-30/programs/heating/comfort/setpoints/morning-evening-night/overrides/",
+    "holiday-calendar/exceptions/including-every-public-holiday-of-the-region-and-more"
+);
+
+/// The AAD capacity is a limit of the gateway: a binding whose associated data exceeds it is
+/// refused as a whole, before any seal is spent, and a token for it never opens here; one
+/// byte less fits.
+#[inline(never)]
+fn capacity<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
+    let Some(mrtr) = engine::<C>(keys::ring()) else {
+        check!(report, false, "configuration builds");
         return;
     };
-    report.rejected(
-        foreign.resume(current.as_str(), &binding, &ARGS, &mut buf),
-        Reason::UnknownKey,
-        format_args!("unknown key id"),
+    // Room for the target: the capacity less what the rest of the binding takes.
+    let room = AAD - call("", OWNER).aad_len();
+    let (over, fits) = (&LONG_TARGET[..room + 1], &LONG_TARGET[..room]);
+    let (long, exact) = (call(over, OWNER), call(fits, OWNER));
+    defmt::println!(
+        "   AAD capacity {=usize} B leaves {=usize} B for this caller's target",
+        AAD,
+        room
     );
-    report.rejected(
-        old.resume(current.as_str(), &binding, &ARGS, &mut buf),
-        Reason::UnknownKey,
-        format_args!("new key's token on a node not yet rotated"),
+    let seals = mrtr.keys().current().seals_used();
+    let refused = issue(&mrtr, &long, b"x", rng).err();
+    check!(
+        report,
+        refused == Some(SealError::Binding(BindingError::ExceedsAadCapacity))
+            && mrtr.keys().current().seals_used() == seals,
+        "{=usize}-byte target ({=usize} B of AAD): pause refused ({}), no seal spent",
+        over.len(),
+        long.aad_len(),
+        refused
     );
-    let mut sealed = Token::new();
-    match old.pause(
-        Round::FIRST,
-        &binding,
-        &ARGS,
-        b"before rotation",
-        rng,
-        &mut sealed,
-    ) {
-        Ok(s) => {
-            let opened = rotated.resume(s.as_str(), &binding, &ARGS, &mut buf);
-            report.check(
-                opened.is_ok_and(|r| r.continuation() == b"before rotation"),
-                format_args!(
-                    "token of previous key {} opens after rotation",
-                    keys::PREVIOUS_ID
-                ),
+    let ok = issue(&mrtr, &exact, b"x", rng)
+        .is_ok_and(|t| opens_to(&mrtr, t.text.as_str(), &exact, b"x"));
+    check!(
+        report,
+        ok && exact.aad_len() == AAD,
+        "{=usize}-byte target (exactly the capacity): seals and opens",
+        fits.len()
+    );
+    foreign_capacity::<C>(report, rng, &mrtr, &long);
+}
+
+/// A default-capacity node seals for the long target; the gateway refuses the binding.
+#[inline(never)]
+fn foreign_capacity<C: Cipher>(
+    report: &mut Report,
+    rng: &mut impl TryCryptoRng,
+    gateway: &Engine<C>,
+    long: &mrtr_core::Binding<'_>,
+) {
+    let Ok(wide) = Mrtr::builder(keys::ring::<C>(), &CLOCK).build() else {
+        check!(report, false, "default configuration builds");
+        return;
+    };
+    match issue(&wide, long, b"x", rng) {
+        Ok(t) => {
+            rejected!(
+                report,
+                open(gateway, t.text.as_str(), long, &ARGS),
+                Reason::InvalidBinding,
+                "its token from a default-capacity node"
             );
         }
         Err(e) => {
-            report.check(false, format_args!("pause before rotation: {e}"));
+            check!(report, false, "default-capacity pause: {}", e);
         }
     }
+}
+
+/// A foreign ring has no key for the token, nor has a node not yet rotated.
+#[inline(never)]
+fn unknown_keys<C: Cipher>(report: &mut Report, current: &TokenText) {
+    rejected!(
+        report,
+        open_with::<C>(keys::foreign::<C>, current),
+        Reason::UnknownKey,
+        "unknown key id"
+    );
+    rejected!(
+        report,
+        open_with::<C>(keys::before_rotation::<C>, current),
+        Reason::UnknownKey,
+        "new key's token on a node not yet rotated"
+    );
+}
+
+/// What an engine over the ring `ring()` makes of `token`.
+#[inline(never)]
+fn open_with<C: Cipher>(ring: fn() -> keys::Ring<C>, token: &TokenText) -> Outcome {
+    engine::<C>(ring()).map_or(Outcome::Accepted, |m| {
+        open(&m, token.as_str(), &call(TOOL, OWNER), &ARGS)
+    })
+}
+
+/// A token sealed before rotation opens after it.
+#[inline(never)]
+fn rotation<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
+    let binding = call(TOOL, OWNER);
+    let old = engine::<C>(keys::before_rotation())
+        .map(|old| issue(&old, &binding, b"before rotation", rng));
+    let Some(Ok(token)) = old else {
+        check!(report, false, "pause before rotation");
+        return;
+    };
+    let opened = engine::<C>(keys::ring())
+        .is_some_and(|m| opens_to(&m, token.text.as_str(), &binding, b"before rotation"));
+    check!(
+        report,
+        opened,
+        "token of previous key {=str} opens after rotation",
+        keys::PREVIOUS_ID
+    );
 }

@@ -3,7 +3,8 @@
 //! **The example's generator is NOT a source of secrets.** It is a ChaCha20 DRBG started from a
 //! fixed seed, so every run produces the same tokens. Real firmware must seed from its true
 //! random number generator (the MCU's TRNG peripheral, or a secure element) at every boot, or
-//! implement `TryRng + TryCryptoRng` directly over the TRNG. With a fixed seed, two boots
+//! use the TRNG directly: [`crate::trng::HalTrng`] adapts a HAL's driver, and
+//! [`crate::platform`] shows both on the target. With a fixed seed, two boots
 //! repeat nonces under the same key, which breaks AES-GCM and ChaCha20-Poly1305 outright.
 
 use chacha20::ChaCha20Rng;

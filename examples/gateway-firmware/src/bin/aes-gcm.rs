@@ -3,29 +3,7 @@
 #![no_std]
 #![no_main]
 
-use cortex_m_rt::{entry, exception};
-use gateway_firmware::{clock, replay, report, vectors};
-use mrtr_aes_gcm::Aes256Gcm;
-
-#[entry]
-fn main() -> ! {
-    let Some(p) = cortex_m::Peripherals::take() else {
-        panic!("core peripherals taken twice");
-    };
-    gateway_firmware::run::<Aes256Gcm>(clock::Timer::start(p.SYST), &vectors::AES_256_GCM)
-}
-
-#[exception]
-fn SysTick() {
-    clock::on_tick();
-}
-
-#[exception]
-fn PendSV() {
-    replay::on_pendsv();
-}
-
-#[panic_handler]
-fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
-    report::panicked(info)
-}
+gateway_firmware::firmware!(
+    mrtr_aes_gcm::Aes256Gcm,
+    gateway_firmware::vectors::AES_256_GCM
+);

@@ -3,32 +3,7 @@
 #![no_std]
 #![no_main]
 
-use cortex_m_rt::{entry, exception};
-use gateway_firmware::{clock, replay, report, vectors};
-use mrtr_chacha20poly1305::ChaCha20Poly1305;
-
-#[entry]
-fn main() -> ! {
-    let Some(p) = cortex_m::Peripherals::take() else {
-        panic!("core peripherals taken twice");
-    };
-    gateway_firmware::run::<ChaCha20Poly1305>(
-        clock::Timer::start(p.SYST),
-        &vectors::CHACHA20_POLY1305,
-    )
-}
-
-#[exception]
-fn SysTick() {
-    clock::on_tick();
-}
-
-#[exception]
-fn PendSV() {
-    replay::on_pendsv();
-}
-
-#[panic_handler]
-fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
-    report::panicked(info)
-}
+gateway_firmware::firmware!(
+    mrtr_chacha20poly1305::ChaCha20Poly1305,
+    gateway_firmware::vectors::CHACHA20_POLY1305
+);

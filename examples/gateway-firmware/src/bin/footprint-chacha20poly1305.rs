@@ -3,25 +3,4 @@
 #![no_std]
 #![no_main]
 
-use cortex_m_rt::entry;
-use cortex_m_semihosting::debug;
-use mrtr_chacha20poly1305::ChaCha20Poly1305;
-
-#[entry]
-fn main() -> ! {
-    let ok = gateway_firmware::footprint::seal_and_open::<ChaCha20Poly1305>();
-    debug::exit(if ok {
-        debug::EXIT_SUCCESS
-    } else {
-        debug::EXIT_FAILURE
-    });
-    #[allow(clippy::empty_loop)]
-    loop {}
-}
-
-#[panic_handler]
-fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
-    debug::exit(debug::EXIT_FAILURE);
-    #[allow(clippy::empty_loop)]
-    loop {}
-}
+gateway_firmware::footprint!(mrtr_chacha20poly1305::ChaCha20Poly1305);
