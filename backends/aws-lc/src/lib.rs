@@ -8,6 +8,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+use core::marker::PhantomData;
+
 use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
 use mrtr_core::cipher::{Algorithm, Cipher, CryptoError, TAG_LEN};
 use mrtr_core::key::SecretKey;
@@ -48,55 +50,85 @@ fn open(
         .map_err(|_| CryptoError)
 }
 
-macro_rules! backend {
-    ($(#[$doc:meta])* $name:ident, $alg:expr, $lc:expr) => {
-        $(#[$doc])*
-        pub struct $name(Option<LessSafeKey>);
-
-        impl Cipher for $name {
-            const ALGORITHM: Algorithm = $alg;
-
-            fn new(secret: &SecretKey) -> Self {
-                Self(key($lc, secret))
-            }
-
-            fn seal_in_place(
-                &self,
-                nonce: &[u8],
-                aad: &[u8],
-                buf: &mut [u8],
-            ) -> Result<[u8; TAG_LEN], CryptoError> {
-                seal(&self.0, nonce, aad, buf)
-            }
-
-            fn open_in_place(
-                &self,
-                nonce: &[u8],
-                aad: &[u8],
-                buf: &mut [u8],
-                tag: &[u8; TAG_LEN],
-            ) -> Result<(), CryptoError> {
-                open(&self.0, nonce, aad, buf, tag)
-            }
-        }
-
-        impl core::fmt::Debug for $name {
-            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                f.write_str(concat!(stringify!($name), "(<redacted>)"))
-            }
-        }
-    };
+/// An algorithm aws-lc-rs provides to this crate, and the algorithm id its tokens name.
+pub trait Variant: private::Sealed {
+    /// The algorithm id written into tokens.
+    const ALGORITHM: Algorithm;
+    /// The type's name, for `Debug`.
+    const NAME: &'static str;
+    /// The aws-lc-rs algorithm.
+    fn aead() -> &'static aead::Algorithm;
 }
 
-backend!(
-    /// AES-256-GCM (96-bit nonce) from aws-lc-rs behind mrtr's cipher seam.
-    Aes256Gcm,
-    Algorithm::Aes256Gcm,
-    &aead::AES_256_GCM
-);
-backend!(
-    /// ChaCha20-Poly1305 (RFC 8439, 96-bit nonce) from aws-lc-rs behind mrtr's cipher seam.
-    ChaCha20Poly1305,
-    Algorithm::ChaCha20Poly1305,
-    &aead::CHACHA20_POLY1305
-);
+mod private {
+    pub trait Sealed {}
+    impl Sealed for super::Aes256GcmAlgorithm {}
+    impl Sealed for super::ChaCha20Poly1305Algorithm {}
+}
+
+/// Marks AES-256-GCM (96-bit nonce).
+#[derive(Debug)]
+pub enum Aes256GcmAlgorithm {}
+
+/// Marks ChaCha20-Poly1305 (RFC 8439, 96-bit nonce).
+#[derive(Debug)]
+pub enum ChaCha20Poly1305Algorithm {}
+
+impl Variant for Aes256GcmAlgorithm {
+    const ALGORITHM: Algorithm = Algorithm::Aes256Gcm;
+    const NAME: &'static str = "Aes256Gcm";
+    fn aead() -> &'static aead::Algorithm {
+        &aead::AES_256_GCM
+    }
+}
+
+impl Variant for ChaCha20Poly1305Algorithm {
+    const ALGORITHM: Algorithm = Algorithm::ChaCha20Poly1305;
+    const NAME: &'static str = "ChaCha20Poly1305";
+    fn aead() -> &'static aead::Algorithm {
+        &aead::CHACHA20_POLY1305
+    }
+}
+
+/// An aws-lc-rs AEAD behind mrtr's cipher seam (use the aliases [`Aes256Gcm`] and
+/// [`ChaCha20Poly1305`]).
+pub struct AwsLc<V>(Option<LessSafeKey>, PhantomData<fn() -> V>);
+
+impl<V: Variant> Cipher for AwsLc<V> {
+    const ALGORITHM: Algorithm = V::ALGORITHM;
+
+    fn new(secret: &SecretKey) -> Self {
+        Self(key(V::aead(), secret), PhantomData)
+    }
+
+    fn seal_in_place(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        buf: &mut [u8],
+    ) -> Result<[u8; TAG_LEN], CryptoError> {
+        seal(&self.0, nonce, aad, buf)
+    }
+
+    fn open_in_place(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> Result<(), CryptoError> {
+        open(&self.0, nonce, aad, buf, tag)
+    }
+}
+
+impl<V: Variant> core::fmt::Debug for AwsLc<V> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}(<redacted>)", V::NAME)
+    }
+}
+
+/// AES-256-GCM (96-bit nonce) from aws-lc-rs behind mrtr's cipher seam.
+pub type Aes256Gcm = AwsLc<Aes256GcmAlgorithm>;
+
+/// ChaCha20-Poly1305 (RFC 8439, 96-bit nonce) from aws-lc-rs behind mrtr's cipher seam.
+pub type ChaCha20Poly1305 = AwsLc<ChaCha20Poly1305Algorithm>;

@@ -46,59 +46,84 @@ where
         .map_err(|_| CryptoError)
 }
 
-macro_rules! backend {
-    ($(#[$doc:meta])* $name:ident, $inner:ty, $alg:expr) => {
-        $(#[$doc])*
-        pub struct $name($inner);
-
-        impl Cipher for $name {
-            const ALGORITHM: Algorithm = $alg;
-
-            fn new(key: &SecretKey) -> Self {
-                Self(<$inner>::new(key.expose().into()))
-            }
-
-            fn seal_in_place(
-                &self,
-                nonce: &[u8],
-                aad: &[u8],
-                buf: &mut [u8],
-            ) -> Result<[u8; TAG_LEN], CryptoError> {
-                seal(&self.0, nonce, aad, buf)
-            }
-
-            fn open_in_place(
-                &self,
-                nonce: &[u8],
-                aad: &[u8],
-                buf: &mut [u8],
-                tag: &[u8; TAG_LEN],
-            ) -> Result<(), CryptoError> {
-                open(&self.0, nonce, aad, buf, tag)
-            }
-        }
-
-        impl core::fmt::Debug for $name {
-            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                f.write_str(concat!(stringify!($name), "(<redacted>)"))
-            }
-        }
-    };
+/// A RustCrypto ChaCha20-Poly1305 variant of this crate, and the algorithm its tokens name.
+pub trait Variant: AeadInOut + private::Sealed {
+    /// The algorithm id written into tokens.
+    const ALGORITHM: Algorithm;
+    /// The type's name, for `Debug`.
+    const NAME: &'static str;
+    /// The AEAD keyed with a 256-bit key.
+    fn from_key(key: &[u8; 32]) -> Self;
 }
 
-backend!(
-    /// ChaCha20-Poly1305 (RFC 8439) behind mrtr's cipher seam.
-    ChaCha20Poly1305,
-    chacha20poly1305::ChaCha20Poly1305,
-    Algorithm::ChaCha20Poly1305
-);
-backend!(
-    /// XChaCha20-Poly1305 behind mrtr's cipher seam: 192-bit nonces, so random nonces never
-    /// come near a collision bound.
-    XChaCha20Poly1305,
-    chacha20poly1305::XChaCha20Poly1305,
-    Algorithm::XChaCha20Poly1305
-);
+mod private {
+    pub trait Sealed {}
+    impl Sealed for chacha20poly1305::ChaCha20Poly1305 {}
+    impl Sealed for chacha20poly1305::XChaCha20Poly1305 {}
+}
+
+impl Variant for chacha20poly1305::ChaCha20Poly1305 {
+    const ALGORITHM: Algorithm = Algorithm::ChaCha20Poly1305;
+    const NAME: &'static str = "ChaCha20Poly1305";
+    fn from_key(key: &[u8; 32]) -> Self {
+        Self::new(key.into())
+    }
+}
+
+impl Variant for chacha20poly1305::XChaCha20Poly1305 {
+    const ALGORITHM: Algorithm = Algorithm::XChaCha20Poly1305;
+    const NAME: &'static str = "XChaCha20Poly1305";
+    fn from_key(key: &[u8; 32]) -> Self {
+        Self::new(key.into())
+    }
+}
+
+/// A ChaCha20-Poly1305 variant behind mrtr's cipher seam (use the aliases
+/// [`ChaCha20Poly1305`] and [`XChaCha20Poly1305`]).
+pub struct ChaCha<V>(V);
+
+impl<V: Variant> Cipher for ChaCha<V>
+where
+    aead::Tag<V>: Into<[u8; TAG_LEN]> + From<[u8; TAG_LEN]>,
+{
+    const ALGORITHM: Algorithm = V::ALGORITHM;
+
+    fn new(key: &SecretKey) -> Self {
+        Self(V::from_key(key.expose()))
+    }
+
+    fn seal_in_place(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        buf: &mut [u8],
+    ) -> Result<[u8; TAG_LEN], CryptoError> {
+        seal(&self.0, nonce, aad, buf)
+    }
+
+    fn open_in_place(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> Result<(), CryptoError> {
+        open(&self.0, nonce, aad, buf, tag)
+    }
+}
+
+impl<V: Variant> core::fmt::Debug for ChaCha<V> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}(<redacted>)", V::NAME)
+    }
+}
+
+/// ChaCha20-Poly1305 (RFC 8439) behind mrtr's cipher seam.
+pub type ChaCha20Poly1305 = ChaCha<chacha20poly1305::ChaCha20Poly1305>;
+
+/// XChaCha20-Poly1305 behind mrtr's cipher seam: 192-bit nonces, so random nonces never come
+/// near a collision bound.
+pub type XChaCha20Poly1305 = ChaCha<chacha20poly1305::XChaCha20Poly1305>;
 
 // Compile-time check that the algorithm's nonce length matches the RustCrypto type's.
 const _: () = {
