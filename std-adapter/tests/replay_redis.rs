@@ -26,9 +26,11 @@ fn id(n: u64) -> [u8; 16] {
     id
 }
 
+/// A cache whose entries live exactly as long as their tokens (no minimum lifetime).
 fn cache(server: &RedisServer, prefix: &str) -> RedisReplayCache {
     RedisReplayCache::builder(server.url())
         .prefix(prefix)
+        .min_entry_lifetime(Duration::ZERO)
         .connect_timeout(Duration::from_millis(200))
         .command_timeout(Duration::from_millis(200))
         .reconnect_backoff(Duration::from_millis(50))
@@ -62,11 +64,39 @@ async fn records_once_with_the_token_ttl_under_the_prefix() {
     );
 }
 
+/// A recording node whose clock jumped ahead sees the token almost expired; its entry must
+/// still live a full TTL, or the token would be live again once the clock is corrected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entry_outlives_a_clock_jumped_ahead_on_the_recording_node() {
+    let server = RedisServer::start();
+    let c = RedisReplayCache::builder(server.url())
+        .prefix("jump:")
+        .min_entry_lifetime(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    // The token expires at NOW + 60 s; this node's clock reads a day later minus one ms.
+    let jumped = NOW + 60_000 - 1;
+    assert_eq!(
+        c.check_and_record(&id(4), NOW + 60_000, jumped).await,
+        Ok(())
+    );
+    let pttl: i64 = server.command(&["PTTL", &c.key_for(&id(4))]).unwrap()[1..]
+        .parse()
+        .unwrap();
+    assert!(pttl > 55_000 && pttl <= 60_000, "pttl {pttl}");
+    // A node with a correct clock, where the token is live, refuses it as spent.
+    assert_eq!(
+        c.check_and_record(&id(4), NOW + 60_000, NOW + 1_000).await,
+        Err(ReplayError::Replayed)
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_skew_margin_keeps_the_entry_past_the_token_expiry() {
     let server = RedisServer::start();
     let c = RedisReplayCache::builder(server.url())
         .prefix("skew:")
+        .min_entry_lifetime(Duration::ZERO)
         .skew_margin(Duration::from_secs(30))
         .build()
         .unwrap();

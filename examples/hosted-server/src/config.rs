@@ -121,6 +121,8 @@ impl Config {
     pub async fn redis_replay_cache(&self, url: &str) -> anyhow::Result<RedisReplayCache> {
         let cache = RedisReplayCache::builder(url)
             .prefix(self.redis_prefix.as_str())
+            // An entry outlives a recording clock that jumped ahead: at least one TTL.
+            .min_entry_lifetime(Duration::from_millis(self.ttl_ms))
             .wait_for_replicas(
                 self.redis_wait_replicas,
                 Duration::from_millis(self.redis_wait_timeout_ms),

@@ -183,7 +183,7 @@ impl ReplayCache for BlockingRedisReplayCache {
             key_for(&self.settings.prefix, id),
             expires_at_ms,
             now_ms,
-            self.settings.skew_margin_ms,
+            &self.settings,
         );
         let answered = (|| {
             if recheck {

@@ -119,6 +119,9 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_millis(250);
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_millis(100);
 /// Default pause between connection attempts after a failed one.
 pub const DEFAULT_RECONNECT_BACKOFF: Duration = Duration::from_millis(500);
+/// Default shortest life of an entry: mrtr's default token TTL (see
+/// [`RedisReplayCacheBuilder::min_entry_lifetime`]).
+pub const DEFAULT_MIN_ENTRY_LIFETIME: Duration = Duration::from_millis(mrtr_core::DEFAULT_TTL_MS);
 /// Default interval between readings of the eviction policy on a live connection.
 pub const DEFAULT_POLICY_RECHECK: Duration = Duration::from_secs(10);
 
@@ -163,6 +166,7 @@ pub(crate) struct Settings {
     pub(crate) command_timeout: Duration,
     pub(crate) reconnect_backoff: Duration,
     pub(crate) skew_margin_ms: u64,
+    pub(crate) min_entry_ms: u64,
     pub(crate) policy_recheck: Duration,
     pub(crate) allow_evicting_policy: bool,
     pub(crate) wait: Option<Wait>,
@@ -218,6 +222,20 @@ impl RedisReplayCacheBuilder {
     /// (for example 5 s) to close that window, at the cost of keeping entries that long.
     pub fn skew_margin(mut self, margin: Duration) -> Self {
         self.settings.skew_margin_ms = millis(margin);
+        self
+    }
+
+    /// The shortest time an entry lives, whatever the token's expiry says (default
+    /// [`DEFAULT_MIN_ENTRY_LIFETIME`], mrtr's default TTL). Set it to your token TTL.
+    ///
+    /// An entry normally lives `expires_at − now` by the recording node's clock. If that clock
+    /// has jumped ahead, the difference is small (or negative), Redis drops the entry at once,
+    /// and once the clock is corrected (or on a node with a correct clock) the spent token is
+    /// live again and would be accepted. A token's remaining life never exceeds the TTL it was
+    /// sealed with, so keeping every entry at least one TTL closes that hole, for at most one
+    /// TTL of extra memory per entry.
+    pub fn min_entry_lifetime(mut self, at_least: Duration) -> Self {
+        self.settings.min_entry_ms = millis(at_least);
         self
     }
 
@@ -320,6 +338,7 @@ impl RedisReplayCache {
                 command_timeout: DEFAULT_COMMAND_TIMEOUT,
                 reconnect_backoff: DEFAULT_RECONNECT_BACKOFF,
                 skew_margin_ms: 0,
+                min_entry_ms: millis(DEFAULT_MIN_ENTRY_LIFETIME),
                 policy_recheck: DEFAULT_POLICY_RECHECK,
                 allow_evicting_policy: false,
                 wait: None,
@@ -503,12 +522,7 @@ impl AsyncReplayCache for RedisReplayCache {
     ) -> Result<(), ReplayError> {
         let (generation, mut conn) = self.connection().await?;
         let recheck = self.lock().status.plan(&self.settings, Instant::now())?;
-        let set = set_nx_px(
-            self.key_for(id),
-            expires_at_ms,
-            now_ms,
-            self.settings.skew_margin_ms,
-        );
+        let set = set_nx_px(self.key_for(id), expires_at_ms, now_ms, &self.settings);
         let work = async {
             if recheck {
                 let read = read_policy(&mut conn).await?;
@@ -602,20 +616,28 @@ pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// The `SET key 1 NX PX ttl` command: the entry lives until the token expires, plus `margin_ms`.
+/// The `SET key 1 NX PX ttl` command: the entry lives until the token expires, at least the
+/// configured minimum, plus the skew margin.
 pub(crate) fn set_nx_px(
     key: String,
     expires_at_ms: u64,
     now_ms: u64,
-    margin_ms: u64,
+    settings: &Settings,
 ) -> redis::Cmd {
-    let ttl_ms = expires_at_ms
-        .saturating_sub(now_ms)
-        .saturating_add(margin_ms)
-        .max(1);
+    let ttl_ms = entry_lifetime_ms(expires_at_ms, now_ms, settings);
     let mut cmd = redis::cmd("SET");
     cmd.arg(key).arg(1).arg("NX").arg("PX").arg(ttl_ms);
     cmd
+}
+
+/// How long an entry lives: until the token expires by this node's clock, but never less than
+/// the configured minimum (a clock jumped ahead must not drop it early), plus the skew margin.
+pub(crate) fn entry_lifetime_ms(expires_at_ms: u64, now_ms: u64, settings: &Settings) -> u64 {
+    expires_at_ms
+        .saturating_sub(now_ms)
+        .max(settings.min_entry_ms)
+        .saturating_add(settings.skew_margin_ms)
+        .max(1)
 }
 
 impl fmt::Debug for RedisReplayCache {
