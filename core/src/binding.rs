@@ -18,86 +18,12 @@
 
 use core::fmt;
 
-use crate::token::MAX_HEADER_LEN;
+use crate::limits::{MAX_HEADER_LEN, aad_len, principal_len};
 
-/// Longest JSON-RPC method name, in bytes.
-pub const MAX_METHOD_LEN: usize = 32;
-/// Longest protocol version string, in bytes.
-pub const MAX_VERSION_LEN: usize = 32;
-/// Longest target (tool name, prompt name or resource URI), in bytes.
-pub const MAX_TARGET_LEN: usize = 1024;
-/// Longest principal issuer or subject, in bytes.
-pub const MAX_PRINCIPAL_FIELD_LEN: usize = 255;
-
-/// Limits on each field of a binding, whose sum (plus the longest token header and the
-/// separators) sizes an associated-data buffer: [`AadLimits::capacity`].
-///
-/// [`Binding::new`] always enforces [`AadLimits::DEFAULT`]. An engine built with a smaller
-/// AAD capacity ([`crate::Builder::aad_capacity`]) refuses, as a whole, any binding whose
-/// associated data would not fit ([`Binding::aad_len`]); sizing that capacity from the
-/// fields a deployment really sees keeps the buffer, and the stack of a seal or a resume,
-/// small on a microcontroller:
-///
-/// ```
-/// use mrtr_core::binding::{AadLimits, MAX_AAD_LEN};
-/// // A gateway whose tool names and principal fields stay within 64 bytes.
-/// const GATEWAY: usize =
-///     AadLimits { target: 64, principal_field: 64, ..AadLimits::DEFAULT }.capacity();
-/// assert_eq!(GATEWAY, 282);
-/// assert_eq!(AadLimits::DEFAULT.capacity(), MAX_AAD_LEN);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct AadLimits {
-    /// Longest JSON-RPC method, in bytes.
-    pub method: usize,
-    /// Longest protocol version, in bytes.
-    pub protocol_version: usize,
-    /// Longest target, in bytes.
-    pub target: usize,
-    /// Longest principal issuer, and longest subject, in bytes (each).
-    pub principal_field: usize,
-}
-
-impl AadLimits {
-    /// The limits [`Binding::new`] enforces: method 32, protocol version 32, target 1,024,
-    /// issuer and subject 255 bytes each.
-    pub const DEFAULT: Self = Self {
-        method: MAX_METHOD_LEN,
-        protocol_version: MAX_VERSION_LEN,
-        target: MAX_TARGET_LEN,
-        principal_field: MAX_PRINCIPAL_FIELD_LEN,
-    };
-
-    /// The longest associated data a binding within these limits produces, with the longest
-    /// token header: the AAD capacity that holds every such binding.
-    pub const fn capacity(self) -> usize {
-        aad_len(
-            self.method,
-            self.protocol_version,
-            self.target,
-            principal_len(Some((self.principal_field, self.principal_field))),
-        )
-    }
-}
-
-/// Length of the associated data for fields of these lengths, where `principal` is the
-/// length of the encoded principal, with the longest token header.
-const fn aad_len(method: usize, protocol_version: usize, target: usize, principal: usize) -> usize {
-    MAX_HEADER_LEN + principal + method + 1 + protocol_version + 1 + target
-}
-
-/// Length of an encoded principal: `0x00`, or `0x01` and two length-prefixed fields.
-const fn principal_len(fields: Option<(usize, usize)>) -> usize {
-    match fields {
-        None => 1,
-        Some((issuer, subject)) => 1 + 2 + issuer + 2 + subject,
-    }
-}
-
-/// The default capacity of the associated-data buffer: the longest AAD any valid binding
-/// produces ([`AadLimits::DEFAULT`]`.capacity()`, 1,624 bytes). Hosts use it.
-pub const MAX_AAD_LEN: usize = AadLimits::DEFAULT.capacity();
+pub use crate::limits::{
+    AadLimits, MAX_AAD_LEN, MAX_METHOD_LEN, MAX_PRINCIPAL_FIELD_LEN, MAX_TARGET_LEN,
+    MAX_VERSION_LEN,
+};
 
 /// The caller a token belongs to.
 ///
@@ -243,10 +169,10 @@ impl<'a> Binding<'a> {
             Principal::User { issuer, subject } => Some((issuer.len(), subject.len())),
         };
         aad_len(
+            principal_len(principal),
             self.method.len(),
             self.protocol_version.len(),
             self.target.len(),
-            principal_len(principal),
         )
     }
 }
@@ -300,11 +226,11 @@ impl<const CAP: usize> Aad<CAP> {
     /// in place, and returns the bytes.
     ///
     /// Returns `None`, leaving the buffer empty, if `header` is longer than a valid header can
-    /// be or the associated data does not fit `CAP` bytes.
+    /// be, or if the binding's [`Binding::aad_len`] exceeds `CAP`: the capacity is judged with
+    /// the longest header, so whether a binding fits never depends on the key id in use.
     pub fn fill(&mut self, header: &[u8], binding: &Binding<'_>) -> Option<&[u8]> {
         self.len = 0;
-        let needed = binding.aad_len() - MAX_HEADER_LEN + header.len();
-        if header.len() > MAX_HEADER_LEN || needed > CAP {
+        if header.len() > MAX_HEADER_LEN || binding.aad_len() > CAP {
             return None;
         }
         self.put(header);

@@ -19,14 +19,15 @@ use rand_core::TryCryptoRng;
 use subtle::ConstantTimeEq;
 
 use crate::b64;
-use crate::binding::{Aad, Binding, BindingError, MAX_AAD_LEN};
-use crate::cipher::{Cipher, MAX_NONCE_LEN, TAG_LEN};
+use crate::binding::{Aad, Binding, BindingError};
+use crate::cipher::Cipher;
 use crate::clock::Clock;
 use crate::error::{ConfigError, ErrorDetail, Reason, Rejection, SealError};
 use crate::key::KeyRing;
+use crate::limits::{MAX_AAD_LEN, MAX_NONCE_LEN, TAG_LEN, TOKEN_ID_LEN};
 use crate::replay::{NoReplayCache, ReplayCache, ReplayError};
-use crate::state::{ArgsDigest, NewState, StateView, TOKEN_ID_LEN, TokenId};
-use crate::token::{FORMAT_VERSION, Frame, TokenBuf, field};
+use crate::state::{ArgsDigest, NewState, Parsed, StateView, TokenId};
+use crate::token::{Frame, Header, TokenBuf, TokenFormat};
 
 /// Default token lifetime: 5 minutes.
 pub const DEFAULT_TTL_MS: u64 = 5 * 60 * 1000;
@@ -284,29 +285,29 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         if round.0 >= self.max_rounds {
             return Err(SealError::RoundsExhausted);
         }
-        if binding.aad_len() > A {
-            return Err(SealError::Binding(BindingError::ExceedsAadCapacity));
-        }
+        let header = Header::new(TokenFormat::V1, C::ALGORITHM, self.keys.current().id());
+        let header = header.as_bytes();
+        // The one capacity check of a seal: before any key budget or randomness is spent.
+        let mut aad = Aad::<A>::empty();
+        let aad = aad
+            .fill(header, binding)
+            .ok_or(SealError::Binding(BindingError::ExceedsAadCapacity))?;
         let now = self.clock.now_ms();
         let expires_at = now
             .checked_add(self.ttl_ms)
             .ok_or(SealError::ClockOverflow)?;
-        let mut token_id = [0u8; TOKEN_ID_LEN];
-        let state = NewState {
+        let mut state = NewState {
             round: round.0,
             issued_at: now,
             expires_at,
-            token_id,
+            token_id: [0u8; TOKEN_ID_LEN],
             args,
             method: binding.method(),
             continuation,
         };
         let state_len = state.len().ok_or(SealError::TooLarge)?;
-        let key = self.keys.current();
-        let kid = key.id().as_bytes();
-        let header_len = field::KEY_ID + kid.len();
         let nonce_len = C::ALGORITHM.nonce_len();
-        let total = header_len + nonce_len + state_len + TAG_LEN;
+        let total = header.len() + nonce_len + state_len + TAG_LEN;
         if b64::encoded_len(total) > N {
             return Err(SealError::TooLarge);
         }
@@ -316,39 +317,28 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         let mut random = [0u8; TOKEN_ID_LEN + MAX_NONCE_LEN];
         let random = &mut random[..TOKEN_ID_LEN + nonce_len];
         rng.try_fill_bytes(random).map_err(|_| SealError::Rng)?;
-        token_id.copy_from_slice(&random[..TOKEN_ID_LEN]);
-        let state = NewState { token_id, ..state };
+        let (token_id, nonce_bytes) = random.split_at(TOKEN_ID_LEN);
+        state.token_id.copy_from_slice(token_id);
 
-        let bytes = &mut out.bytes[..total];
-        let (header, rest) = bytes.split_at_mut(header_len);
+        let (head, rest) = out.bytes[..total].split_at_mut(header.len());
         let (nonce, rest) = rest.split_at_mut(nonce_len);
         let (body, tag_out) = rest.split_at_mut(state_len);
-        header[field::VERSION] = FORMAT_VERSION;
-        header[field::ALGORITHM] = C::ALGORITHM.id();
-        header[field::KEY_ID_LEN] = kid.len() as u8;
-        header[field::KEY_ID..].copy_from_slice(kid);
-        nonce.copy_from_slice(&random[TOKEN_ID_LEN..]);
-        let mut aad = Aad::<A>::empty();
-        let sealed = match (state.write(body), aad.fill(header, binding)) {
-            (Some(()), Some(aad)) => key
-                .cipher()
-                .seal_in_place(nonce, aad, body)
-                .map_err(|_| SealError::Crypto),
-            // Unreachable: lengths were checked above. Still never leave plaintext behind.
-            _ => Err(SealError::TooLarge),
-        };
-        match sealed {
+        head.copy_from_slice(header);
+        nonce.copy_from_slice(nonce_bytes);
+        state.write(body);
+        match key.cipher().seal_in_place(nonce, aad, body) {
             Ok(tag) => tag_out.copy_from_slice(&tag),
-            Err(e) => {
+            Err(_) => {
+                // Never leave plaintext behind.
                 out.wipe();
-                return Err(e);
+                return Err(SealError::Crypto);
             }
         }
         let text_len = b64::encode_in_place(&mut out.bytes, total).ok_or(SealError::TooLarge)?;
         let text = core::str::from_utf8(&out.bytes[..text_len]).map_err(|_| SealError::Crypto)?;
         Ok(Sealed {
             text,
-            token_id,
+            token_id: state.token_id,
             expires_at_ms: expires_at,
             round,
         })
@@ -365,18 +355,19 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         buf: &'b mut TokenBuf<N>,
     ) -> Result<Resumed<'b>, Rejection> {
         let now = self.clock.now_ms();
-        let range = self.checked(token, binding, args, buf, now)?;
-        let replay = match StateView::new_checked(&buf.bytes[range.clone()]) {
-            Some(v) => self
-                .replay
-                .check_and_record(&v.token_id(), v.expires_at_ms(), now),
-            None => Err(ReplayError::Unavailable), // unreachable: checked just above
-        };
+        let (parsed, format) = self.checked(token, binding, args, buf, now)?;
+        let state = parsed.view(&buf.bytes);
+        let replay = self
+            .replay
+            .check_and_record(&state.token_id(), state.expires_at_ms(), now);
         if let Err(e) = replay {
             buf.wipe();
             return Err(self.replay_rejection(e));
         }
-        self.opened(buf, range)
+        Ok(Resumed {
+            state: parsed.view(&buf.bytes),
+            format,
+        })
     }
 
     /// Runs every resume check except the replay cache.
@@ -392,11 +383,15 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         args: &ArgsDigest,
         buf: &'b mut TokenBuf<N>,
     ) -> Result<Resumed<'b>, Rejection> {
-        let range = self.checked(token, binding, args, buf, self.clock.now_ms())?;
-        self.opened(buf, range)
+        let (parsed, format) = self.checked(token, binding, args, buf, self.clock.now_ms())?;
+        Ok(Resumed {
+            state: parsed.view(&buf.bytes),
+            format,
+        })
     }
 
-    /// Steps 1–5; wipes the buffer on failure. Returns the state's range in `buf`.
+    /// Every check before the replay cache; wipes the buffer on failure. Returns what the one
+    /// parse of the sealed state learned, to view it without parsing again.
     fn checked<const N: usize>(
         &self,
         token: &str,
@@ -404,14 +399,12 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         args: &ArgsDigest,
         buf: &mut TokenBuf<N>,
         now: u64,
-    ) -> Result<core::ops::Range<usize>, Rejection> {
-        if binding.aad_len() > A {
-            buf.wipe();
-            return Err(self.reject(Reason::InvalidBinding));
-        }
-        let result = self.open(token, binding, buf).and_then(|range| {
-            let view = StateView::new_checked(&buf.bytes[range.clone()]).ok_or(Reason::BadState)?;
-            self.check_state(&view, binding, args, now).map(|()| range)
+    ) -> Result<(Parsed, TokenFormat), Rejection> {
+        let result = self.open(token, binding, buf).and_then(|(range, format)| {
+            let state =
+                StateView::new_checked(&buf.bytes[range.clone()]).ok_or(Reason::BadState)?;
+            self.check_state(&state, binding, args, now)?;
+            Ok((state.parsed(range), format))
         });
         result.map_err(|reason| {
             buf.wipe();
@@ -419,59 +412,38 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         })
     }
 
-    fn opened<'b, const N: usize>(
-        &self,
-        buf: &'b TokenBuf<N>,
-        range: core::ops::Range<usize>,
-    ) -> Result<Resumed<'b>, Rejection> {
-        match StateView::new_checked(&buf.bytes[range]) {
-            Some(state) => Ok(Resumed { state }),
-            // Unreachable: the same bytes passed the same check in `checked`.
-            None => Err(self.reject(Reason::BadState)),
-        }
-    }
-
-    /// Steps 1–2: length, decode, header, key lookup, AEAD open. Returns the state's range.
+    /// The binding, length, decode, header, key lookup and AEAD open. Returns where the
+    /// authentic state lies in `buf`, and the token's format.
     fn open<const N: usize>(
         &self,
         token: &str,
         binding: &Binding<'_>,
         buf: &mut TokenBuf<N>,
-    ) -> Result<core::ops::Range<usize>, Reason> {
+    ) -> Result<(core::ops::Range<usize>, TokenFormat), Reason> {
+        // Whatever the token, a binding this engine cannot hold is refused first.
+        if binding.aad_len() > A {
+            return Err(Reason::InvalidBinding);
+        }
         if token.len() > N {
             return Err(Reason::TooLong);
         }
         let total = b64::decode_into(token.as_bytes(), &mut buf.bytes).ok_or(Reason::Malformed)?;
-        let bytes = &mut buf.bytes[..total];
-        if bytes.len() <= field::KEY_ID_LEN {
-            return Err(Reason::Malformed);
-        }
-        if bytes[field::VERSION] != FORMAT_VERSION {
-            return Err(Reason::UnsupportedVersion);
-        }
-        if bytes[field::ALGORITHM] != C::ALGORITHM.id() {
-            return Err(Reason::WrongAlgorithm);
-        }
-        let nonce_len = C::ALGORITHM.nonce_len();
-        let frame = Frame::new_checked(bytes, nonce_len).ok_or(Reason::Malformed)?;
-        let (header, rest) = bytes.split_at_mut(frame.header_len);
-        let key = self
-            .keys
-            .find(&header[field::KEY_ID..])
-            .ok_or(Reason::UnknownKey)?;
+        let frame = Frame::read(&mut buf.bytes[..total], C::ALGORITHM)?;
+        let key = self.keys.find(frame.key_id).ok_or(Reason::UnknownKey)?;
         let mut aad = Aad::<A>::empty();
-        // Fits: `checked` refused bindings longer than A, and the header length was checked.
-        let aad = aad.fill(header, binding).ok_or(Reason::InvalidBinding)?;
-        let (nonce, rest) = rest.split_at_mut(nonce_len);
-        let (body, tag) = rest.split_at_mut(rest.len() - TAG_LEN);
-        let tag: &[u8; TAG_LEN] = (&*tag).try_into().map_err(|_| Reason::Malformed)?;
+        // Fits whenever the binding passed the capacity check above: the header is at most
+        // the longest one that check assumed.
+        let aad = aad
+            .fill(frame.header, binding)
+            .ok_or(Reason::InvalidBinding)?;
+        let (range, format) = (frame.state_range(), frame.format);
         key.cipher()
-            .open_in_place(nonce, aad, body, tag)
+            .open_in_place(frame.nonce, aad, frame.body, frame.tag)
             .map_err(|_| Reason::Tampered)?;
-        Ok(frame.state_range())
+        Ok((range, format))
     }
 
-    /// Steps 2 (method) to 5 on an authentic state.
+    /// The checks on an authentic state: method, expiry, round cap, argument digest.
     fn check_state(
         &self,
         state: &StateView<'_>,
@@ -555,9 +527,15 @@ impl core::fmt::Debug for Sealed<'_> {
 /// `Debug` never shows the continuation.
 pub struct Resumed<'b> {
     state: StateView<'b>,
+    format: TokenFormat,
 }
 
 impl<'b> Resumed<'b> {
+    /// The format the token was sealed in (during a rollout, older formats still open).
+    pub fn format(&self) -> TokenFormat {
+        self.format
+    }
+
     /// The round the token was sealed in; this resume is handler invocation `round + 1`.
     pub fn round(&self) -> u32 {
         self.state.round()
@@ -597,6 +575,7 @@ impl<'b> Resumed<'b> {
 impl core::fmt::Debug for Resumed<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Resumed")
+            .field("format", &self.format)
             .field("round", &self.round())
             .field("method", &self.method())
             .field("expires_at_ms", &self.expires_at_ms())

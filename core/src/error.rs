@@ -68,7 +68,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, in check order.
-    pub const ALL: [Reason; 16] = [
+    pub const ALL: &'static [Reason] = &[
         Self::TooLong,
         Self::Malformed,
         Self::UnsupportedVersion,
@@ -230,6 +230,7 @@ impl From<BindingError> for SealError {
 /// Why a configuration was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The TTL must be greater than zero.
     ZeroTtl,

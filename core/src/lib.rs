@@ -11,7 +11,8 @@
 //!   [`replay::ReplaySet`], [`replay::SharedReplaySet`].
 //! * Outcomes: [`Sealed`], [`Resumed`], [`Rejection`] with its [`Reason`] and [`WireError`],
 //!   [`SealError`], [`ConfigError`].
-//! * Bytes: [`TokenBuf`] and [`token_len_for`]; the format in [`token`] and [`state`].
+//! * Bytes: [`TokenBuf`] and [`token_len_for`]; the format in [`token`] (header, framing,
+//!   [`TokenFormat`]) and [`state`] (the sealed plaintext); every size limit in [`limits`].
 //! * Subscriptions: [`lease`].
 
 #![no_std]
@@ -26,13 +27,15 @@ pub mod engine;
 pub mod error;
 pub mod key;
 pub mod lease;
+pub mod limits;
 pub mod replay;
-pub mod state;
 pub mod token;
+
+pub use token::state;
 
 pub use binding::{Binding, BindingError, Principal};
 pub use clock::{Clock, ManualClock};
 pub use engine::{Builder, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, Mrtr, Resumed, Round, Sealed};
 pub use error::{ConfigError, ErrorDetail, Reason, Rejection, SealError, WireError};
 pub use state::{ArgsDigest, TokenId};
-pub use token::{TokenBuf, token_len_for};
+pub use token::{TokenBuf, TokenFormat, token_len_for};

@@ -216,7 +216,7 @@ proptest! {
     }
 
     /// `Binding::aad_len` is the AAD's length with the longest header, and an `Aad` takes a
-    /// binding exactly when its capacity holds the bytes.
+    /// binding exactly when its capacity holds that length, whatever the header in use.
     #[test]
     fn aad_len_predicts_the_length(t in tuples()) {
         let b = t.binding();
@@ -224,11 +224,12 @@ proptest! {
         prop_assert_eq!(b.aad_len(), aad.len() - t.header.len() + MAX_HEADER_LEN);
         let mut large = Aad::<512>::empty();
         prop_assert_eq!(large.fill(&t.header, &b).map(<[u8]>::to_vec), Some(aad.clone()));
-        // 64 bytes: some tuples fit, others do not; a refusal leaves the buffer empty.
-        let mut tight = Aad::<64>::empty();
+        // 80 bytes: some tuples fit, others do not; a refusal leaves the buffer empty.
+        let fits = b.aad_len() <= 80;
+        let mut tight = Aad::<80>::empty();
         let got = tight.fill(&t.header, &b).map(<[u8]>::to_vec);
-        prop_assert_eq!(got, (aad.len() <= 64).then(|| aad.clone()));
-        prop_assert_eq!(tight.as_bytes().len(), if aad.len() <= 64 { aad.len() } else { 0 });
+        prop_assert_eq!(got, fits.then(|| aad.clone()));
+        prop_assert_eq!(tight.as_bytes().len(), if fits { aad.len() } else { 0 });
     }
 }
 
@@ -262,15 +263,19 @@ fn an_aad_too_small_for_the_binding_refuses_it_and_stays_empty() {
         Principal::Anonymous,
     )
     .unwrap();
-    let need = h.len() + 1 + "tools/call".len() + 1 + "2026-07-28".len() + 1 + "book_table".len();
-    let mut fits: Aad<38> = Aad::empty();
-    assert_eq!(need, 38);
-    assert_eq!(fits.fill(&h, &b).map(<[u8]>::len), Some(need));
-    let mut small: Aad<37> = Aad::empty();
+    let bytes = h.len() + 1 + "tools/call".len() + 1 + "2026-07-28".len() + 1 + "book_table".len();
+    assert_eq!(bytes, 38);
+    // The capacity is judged with the longest header (19 bytes), not this 5-byte one, so a
+    // binding fits or not whatever the key id.
+    let need = bytes - h.len() + MAX_HEADER_LEN;
+    assert_eq!((need, b.aad_len()), (52, 52));
+    let mut fits: Aad<52> = Aad::empty();
+    assert_eq!(fits.fill(&h, &b).map(<[u8]>::len), Some(bytes));
+    let mut small: Aad<51> = Aad::empty();
     assert_eq!(small.fill(&h, &b), None);
     assert!(small.as_bytes().is_empty());
     // A refusal after a success empties the buffer too.
-    let mut reused: Aad<38> = Aad::empty();
+    let mut reused: Aad<52> = Aad::empty();
     assert!(reused.fill(&h, &b).is_some());
     let longer = Binding::new(
         "tools/call",
@@ -281,7 +286,7 @@ fn an_aad_too_small_for_the_binding_refuses_it_and_stays_empty() {
     .unwrap();
     assert_eq!(reused.fill(&h, &longer), None);
     assert!(reused.as_bytes().is_empty());
-    assert_eq!(reused.capacity(), 38);
+    assert_eq!(reused.capacity(), 52);
 }
 
 #[test]

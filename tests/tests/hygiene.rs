@@ -337,8 +337,8 @@ const REVIEWED: &[(&str, &str, &str)] = &[
         "key ids are public: written in clear in every token header",
     ),
     (
-        "core/src/engine.rs",
-        "bytes[field::ALGORITHM] != C::ALGORITHM.id()",
+        "core/src/token/mod.rs",
+        "alg != algorithm.id()",
         "the algorithm id byte of the public header",
     ),
     (

@@ -1,5 +1,4 @@
 #![doc = include_str!("../README.md")]
-
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

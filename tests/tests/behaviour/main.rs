@@ -1,4 +1,4 @@
-//! The behaviour suite of issue 2, run once per AEAD backend: every module's generic tests are
+//! The behaviour suite, run once per AEAD backend: every module's generic tests are
 //! instantiated for AES-256-GCM, ChaCha20-Poly1305, XChaCha20-Poly1305 and AES-256-GCM-SIV by
 //! `per_backend!`.
 

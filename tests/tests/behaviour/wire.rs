@@ -137,7 +137,7 @@ fn reasons_have_distinct_names_and_no_reserved_code<C: Cipher>() {
     names.sort();
     names.dedup();
     assert_eq!(names.len(), Reason::ALL.len());
-    for reason in Reason::ALL {
+    for &reason in Reason::ALL {
         assert!(!reason.as_str().is_empty());
         assert_eq!(reason.to_string(), reason.as_str());
         for detail in [ErrorDetail::Uniform, ErrorDetail::Detailed] {
