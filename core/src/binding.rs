@@ -3,10 +3,15 @@
 //! The associated data (AAD) authenticated with every token is, byte for byte:
 //!
 //! ```text
-//! header || principal || method 0x00 protocolVersion 0x00 target
+//! v2: header || audience || principal || method 0x00 protocolVersion 0x00 target
+//! v1: header ||             principal || method 0x00 protocolVersion 0x00 target
 //! ```
 //!
 //! * `header` is the token's own header (format version, algorithm id, key id length, key id);
+//!   its first byte, the format version, selects the layout;
+//! * `audience` (v2 only) is `0x00` for an engine built without one, or
+//!   `0x01 || u16be(len audience) || audience` (1 to 255 bytes of UTF-8): the operator-set
+//!   identity of the service that seals and opens the token;
 //! * `principal` is `0x00` for an anonymous caller, or
 //!   `0x01 || u16be(len issuer) || issuer || u16be(len subject) || subject`;
 //! * `method NUL protocolVersion NUL target` is the seed's canonical form: the JSON-RPC method,
@@ -18,11 +23,12 @@
 
 use core::fmt;
 
-use crate::limits::{MAX_HEADER_LEN, aad_len, principal_len};
+use crate::limits::{HEADER_FIXED_LEN, MAX_HEADER_LEN, aad_len, audience_len, principal_len};
+use crate::token::TokenFormat;
 
 pub use crate::limits::{
-    AadLimits, MAX_AAD_LEN, MAX_METHOD_LEN, MAX_PRINCIPAL_FIELD_LEN, MAX_TARGET_LEN,
-    MAX_VERSION_LEN,
+    AadLimits, MAX_AAD_LEN, MAX_AUDIENCE_LEN, MAX_METHOD_LEN, MAX_PRINCIPAL_FIELD_LEN,
+    MAX_TARGET_LEN, MAX_VERSION_LEN,
 };
 
 /// The caller a token belongs to.
@@ -161,14 +167,16 @@ impl<'a> Binding<'a> {
         self.principal
     }
 
-    /// Length of the associated data this binding produces with the longest token header:
-    /// an engine of AAD capacity `A` accepts it when `aad_len() <= A`.
-    pub fn aad_len(&self) -> usize {
+    /// Length of the associated data this binding produces for `audience` with the longest
+    /// token header, in the longest format (v2; v1 has no audience field): an engine of AAD
+    /// capacity `A` bound to `audience` accepts the binding when `aad_len(audience) <= A`.
+    pub fn aad_len(&self, audience: Option<&str>) -> usize {
         let principal = match self.principal {
             Principal::Anonymous => None,
             Principal::User { issuer, subject } => Some((issuer.len(), subject.len())),
         };
         aad_len(
+            audience_len(audience.map(str::len)),
             principal_len(principal),
             self.method.len(),
             self.protocol_version.len(),
@@ -197,13 +205,11 @@ impl Aad {
         Self::empty()
     }
 
-    /// Builds the canonical associated data for a token header and a binding, at the default
-    /// capacity.
-    ///
-    /// Returns `None` only if `header` is longer than a valid header can be.
-    pub fn build(header: &[u8], binding: &Binding<'_>) -> Option<Self> {
+    /// Builds the canonical associated data for a token header, an audience and a binding,
+    /// at the default capacity (see [`Aad::fill`]).
+    pub fn build(header: &[u8], audience: Option<&str>, binding: &Binding<'_>) -> Option<Self> {
         let mut aad = Self::new();
-        aad.fill(header, binding)?;
+        aad.fill(header, audience, binding)?;
         Some(aad)
     }
 }
@@ -222,18 +228,43 @@ impl<const CAP: usize> Aad<CAP> {
         CAP
     }
 
-    /// Replaces the contents with the canonical associated data for `header` and `binding`,
-    /// in place, and returns the bytes.
+    /// Replaces the contents with the canonical associated data for `header`, `audience` and
+    /// `binding`, in place, and returns the bytes. The header's first byte, the token format
+    /// version, selects the layout: v2 binds the audience (`None`: bound as "no audience"),
+    /// v1 has no audience field and takes only `None`.
     ///
-    /// Returns `None`, leaving the buffer empty, if `header` is longer than a valid header can
-    /// be, or if the binding's [`Binding::aad_len`] exceeds `CAP`: the capacity is judged with
-    /// the longest header, so whether a binding fits never depends on the key id in use.
-    pub fn fill(&mut self, header: &[u8], binding: &Binding<'_>) -> Option<&[u8]> {
+    /// Returns `None`, leaving the buffer empty, if `header` is shorter or longer than a
+    /// header can be or names an unknown format, if `audience` is empty, longer than
+    /// [`MAX_AUDIENCE_LEN`] or given for v1, or if [`Binding::aad_len`] exceeds `CAP`: the
+    /// capacity is judged with the longest header and the v2 layout, so whether a binding fits
+    /// never depends on the key id or the format of a token.
+    pub fn fill(
+        &mut self,
+        header: &[u8],
+        audience: Option<&str>,
+        binding: &Binding<'_>,
+    ) -> Option<&[u8]> {
         self.len = 0;
-        if header.len() > MAX_HEADER_LEN || binding.aad_len() > CAP {
+        if header.len() <= HEADER_FIXED_LEN
+            || header.len() > MAX_HEADER_LEN
+            || audience.is_some_and(|a| a.is_empty() || a.len() > MAX_AUDIENCE_LEN)
+            || binding.aad_len(audience) > CAP
+        {
+            return None;
+        }
+        let format = TokenFormat::from_byte(header[0])?;
+        if format == TokenFormat::V1 && audience.is_some() {
             return None;
         }
         self.put(header);
+        match (format, audience) {
+            (TokenFormat::V1, _) => {}
+            (TokenFormat::V2, None) => self.put(&[0x00]),
+            (TokenFormat::V2, Some(audience)) => {
+                self.put(&[0x01]);
+                self.put_prefixed(audience.as_bytes());
+            }
+        }
         match binding.principal {
             Principal::Anonymous => self.put(&[0x00]),
             Principal::User { issuer, subject } => {
@@ -265,7 +296,7 @@ impl<const CAP: usize> Aad<CAP> {
     }
 
     fn put_prefixed(&mut self, bytes: &[u8]) {
-        // Fields are at most 255 bytes, so the length always fits a u16.
+        // Fields and audiences are at most 255 bytes, so the length always fits a u16.
         self.put(&(bytes.len() as u16).to_be_bytes());
         self.put(bytes);
     }

@@ -236,6 +236,11 @@ pub enum ConfigError {
     ZeroTtl,
     /// The maximum number of rounds must be at least 1.
     ZeroMaxRounds,
+    /// The audience is empty: choose [`Builder::without_audience`](crate::Builder::without_audience)
+    /// to bind none.
+    EmptyAudience,
+    /// The audience is longer than [`MAX_AUDIENCE_LEN`](crate::limits::MAX_AUDIENCE_LEN).
+    AudienceTooLong,
 }
 
 impl fmt::Display for ConfigError {
@@ -243,6 +248,10 @@ impl fmt::Display for ConfigError {
         f.write_str(match self {
             Self::ZeroTtl => "ttl must be greater than 0 ms",
             Self::ZeroMaxRounds => "max rounds must be at least 1",
+            Self::EmptyAudience => {
+                "audience is empty (use without_audience() to bind none deliberately)"
+            }
+            Self::AudienceTooLong => "audience is longer than 255 bytes",
         })
     }
 }

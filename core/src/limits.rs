@@ -5,8 +5,8 @@
 //! states the same numbers.
 //!
 //! The associated-data capacity is built from these pieces: [`AadLimits`] sums the limits of
-//! a binding's fields (plus the longest header), and [`MAX_AAD_LEN`] is that
-//! sum at the defaults.
+//! a binding's fields and of the audience (plus the longest header and the separators), and
+//! [`MAX_AAD_LEN`] is that sum at the defaults.
 
 /// Length of every key, in bytes (256-bit keys for all supported algorithms).
 pub const KEY_LEN: usize = 32;
@@ -63,8 +63,8 @@ pub const fn max_state_len(continuation: usize) -> usize {
 pub const MIN_TOKEN_BYTES: usize =
     HEADER_FIXED_LEN + 1 + MIN_NONCE_LEN + STATE_FIXED_LEN + 1 + TAG_LEN;
 
-/// Limits on each field of a binding, whose sum (plus the longest token header and the
-/// separators) sizes an associated-data buffer: [`AadLimits::capacity`].
+/// Limits on each field of a binding and on the audience, whose sum (plus the longest token
+/// header and the separators) sizes an associated-data buffer: [`AadLimits::capacity`].
 ///
 /// [`Binding::new`](crate::Binding::new) always enforces [`AadLimits::DEFAULT`]. An engine
 /// built with a smaller AAD capacity ([`crate::Builder::aad_capacity`]) refuses, as a whole,
@@ -75,10 +75,16 @@ pub const MIN_TOKEN_BYTES: usize =
 ///
 /// ```
 /// use mrtr_core::limits::{AadLimits, MAX_AAD_LEN};
-/// // A gateway whose tool names and principal fields stay within 64 bytes.
-/// const GATEWAY: usize =
-///     AadLimits { target: 64, principal_field: 64, ..AadLimits::DEFAULT }.capacity();
-/// assert_eq!(GATEWAY, 282);
+/// // A gateway whose tool names and principal fields stay within 64 bytes, and whose
+/// // audience (its gateway id) within 16.
+/// const GATEWAY: usize = AadLimits {
+///     target: 64,
+///     principal_field: 64,
+///     audience: 16,
+///     ..AadLimits::DEFAULT
+/// }
+/// .capacity();
+/// assert_eq!(GATEWAY, 301);
 /// assert_eq!(AadLimits::DEFAULT.capacity(), MAX_AAD_LEN);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,22 +98,32 @@ pub struct AadLimits {
     pub target: usize,
     /// Longest principal issuer, and longest subject, in bytes (each).
     pub principal_field: usize,
+    /// Longest audience, in bytes; 0 for an engine built without one.
+    pub audience: usize,
 }
 
 impl AadLimits {
-    /// The limits [`Binding::new`](crate::Binding::new) enforces: method 32, protocol
-    /// version 32, target 1,024, issuer and subject 255 bytes each.
+    /// The limits [`Binding::new`](crate::Binding::new) and the engine builder enforce:
+    /// method 32, protocol version 32, target 1,024, issuer and subject 255 bytes each,
+    /// audience 255.
     pub const DEFAULT: Self = Self {
         method: MAX_METHOD_LEN,
         protocol_version: MAX_VERSION_LEN,
         target: MAX_TARGET_LEN,
         principal_field: MAX_PRINCIPAL_FIELD_LEN,
+        audience: MAX_AUDIENCE_LEN,
     };
 
     /// The longest associated data a binding within these limits produces, with the longest
-    /// token header: the AAD capacity that holds every such binding.
+    /// token header, in any token format: the AAD capacity that holds every such binding.
     pub const fn capacity(self) -> usize {
+        let audience = if self.audience == 0 {
+            None
+        } else {
+            Some(self.audience)
+        };
         aad_len(
+            audience_len(audience),
             principal_len(Some((self.principal_field, self.principal_field))),
             self.method,
             self.protocol_version,
@@ -116,19 +132,33 @@ impl AadLimits {
     }
 }
 
-/// The default capacity of the associated-data buffer: the longest AAD any valid binding
-/// produces ([`AadLimits::DEFAULT`]`.capacity()`, 1,624 bytes). Hosts use it.
+/// The default capacity of the associated-data buffer: the longest AAD any valid binding and
+/// audience produce ([`AadLimits::DEFAULT`]`.capacity()`, 1,882 bytes). Hosts use it.
 pub const MAX_AAD_LEN: usize = AadLimits::DEFAULT.capacity();
 
-/// Length of the associated data for fields of these encoded lengths, with the longest
-/// token header.
+/// Longest audience (the service identity a v2 token is bound to), in bytes. An audience is at
+/// least 1 byte: "no audience" is a choice of its own, encoded differently.
+pub const MAX_AUDIENCE_LEN: usize = 255;
+
+/// Length of the associated data for fields of these encoded lengths, with the longest token
+/// header. `audience` is the length of the encoded audience (format v2; v1 has none and is
+/// shorter).
 pub(crate) const fn aad_len(
+    audience: usize,
     principal: usize,
     method: usize,
     protocol_version: usize,
     target: usize,
 ) -> usize {
-    MAX_HEADER_LEN + principal + method + 1 + protocol_version + 1 + target
+    MAX_HEADER_LEN + audience + principal + method + 1 + protocol_version + 1 + target
+}
+
+/// Length of an encoded audience: `0x00` for none, or `0x01`, a `u16` length and the bytes.
+pub(crate) const fn audience_len(audience: Option<usize>) -> usize {
+    match audience {
+        None => 1,
+        Some(len) => 1 + 2 + len,
+    }
 }
 
 /// Length of an encoded principal: `0x00`, or `0x01` and two length-prefixed fields.

@@ -286,7 +286,10 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// use mrtr_std::{Aes256Gcm, SystemClock};
     ///
     /// let keys = KeyConfig::ephemeral()?;
-    /// let engine = Engine::new(Mrtr::builder(keys.into_ring::<Aes256Gcm, 4>()?, SystemClock).build()?, ());
+    /// let mrtr = Mrtr::builder(keys.into_ring::<Aes256Gcm, 4>()?, SystemClock)
+    ///     .without_audience()
+    ///     .build()?;
+    /// let engine = Engine::new(mrtr, ());
     /// let error = engine.reject(Reason::Malformed);
     /// assert_eq!(error.code(), -32602);
     /// assert_eq!(error.data().unwrap()["reason"], "invalid_request_state"); // uniform mode
@@ -594,6 +597,7 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
             clock: Clk,
         ) -> Result<Mrtr<C, Clk>, EngineConfigError> {
             Ok(Mrtr::builder(keys.into_ring::<C, 4>()?, clock)
+                .without_audience()
                 .ttl_ms(limits.ttl_ms)
                 .max_rounds(limits.max_rounds)
                 .error_detail(limits.error_detail)

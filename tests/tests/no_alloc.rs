@@ -127,15 +127,10 @@ fn r<T>(result: Result<T, mrtr_core::Rejection>) -> Option<Reason> {
 fn every_rejection_is_allocation_free<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let seen = SharedReplaySet::<2>::new();
-    let mrtr = Mrtr::builder(ring::<C>(), &clock)
-        .replay_cache(&seen)
-        .build()
-        .unwrap();
-    let capped = Mrtr::builder(ring::<C>(), &clock)
-        .max_rounds(1)
-        .build()
-        .unwrap();
+    let mrtr = builder::<C, _>(&clock).replay_cache(&seen).build().unwrap();
+    let capped = builder::<C, _>(&clock).max_rounds(1).build().unwrap();
     let other_key = Mrtr::builder(KeyRing::<C, 4>::new(key("k2", 1)), &clock)
+        .audience(AUDIENCE)
         .build()
         .unwrap();
     let mut rng = SeqRng::new(2);
@@ -234,7 +229,10 @@ fn failed_pauses_do_not_allocate<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let mrtr = engine::<C, _>(&clock);
     let ring = KeyRing::<C, 4>::new(key("k1", 1)).with_seal_limit(0);
-    let exhausted = Mrtr::builder(ring, &clock).build().unwrap();
+    let exhausted = Mrtr::builder(ring, &clock)
+        .audience(AUDIENCE)
+        .build()
+        .unwrap();
     let b = call();
     let big = [0u8; 400];
     let mut out = Buf::new();

@@ -97,6 +97,7 @@ fn arbitrary_states_round_trip<C: Cipher>() {
                 SecretKey::from_bytes(case.secret),
             );
             let mrtr = Mrtr::builder(KeyRing::<C, 1>::new(key), &clock)
+                .audience(AUDIENCE)
                 .ttl_ms(case.ttl)
                 .build()
                 .unwrap();
@@ -128,10 +129,7 @@ fn any_changed_field_is_rejected<C: Cipher>() {
     runner(96)
         .run(&(cases(), 0..6usize), |(case, field)| {
             let clock = ManualClock::new(case.now);
-            let mrtr = Mrtr::builder(ring::<C>(), &clock)
-                .ttl_ms(case.ttl)
-                .build()
-                .unwrap();
+            let mrtr = builder::<C, _>(&clock).ttl_ms(case.ttl).build().unwrap();
             let b = case.binding();
             let token = seal(
                 &mrtr,

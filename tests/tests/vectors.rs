@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use mrtr_core::binding::Aad;
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
-use mrtr_core::{Binding, ManualClock, Mrtr, Principal, Round};
+use mrtr_core::{Binding, ManualClock, Mrtr, Principal, Round, TokenFormat};
 use mrtr_tests::fixture::{Buf, bind, resume};
 use mrtr_tests::hex;
 use mrtr_tests::rng::{ReplayRng, SeqRng};
@@ -189,6 +189,8 @@ fn generate<C: Cipher>(v: &Vector) -> Vector {
     let ring = KeyRing::<C, 1>::new(Key::new(kid, key));
     let clock = ManualClock::new(v.now_ms);
     let mrtr = Mrtr::builder(ring, &clock)
+        .without_audience()
+        .seal_format(TokenFormat::V1)
         .ttl_ms(v.ttl_ms)
         .build()
         .unwrap();
@@ -228,7 +230,7 @@ fn generate<C: Cipher>(v: &Vector) -> Vector {
 
     let mut header = vec![1, C::ALGORITHM.id(), v.key_id.len() as u8];
     header.extend_from_slice(v.key_id.as_bytes());
-    let aad = Aad::build(&header, &b).unwrap();
+    let aad = Aad::build(&header, None, &b).unwrap();
     assert_eq!(
         aad.as_bytes(),
         documented_aad(&header, v),
@@ -323,6 +325,8 @@ fn stored_tokens_resume_and_reject_other_bindings<C: Cipher>(stored: &VectorFile
         let ring = KeyRing::<C, 1>::new(Key::new(KeyId::new(&v.key_id).unwrap(), key));
         let clock = ManualClock::new(v.now_ms);
         let mrtr = Mrtr::builder(ring, &clock)
+            .without_audience()
+            .seal_format(TokenFormat::V1)
             .ttl_ms(v.ttl_ms)
             .build()
             .unwrap();

@@ -5,7 +5,7 @@
 use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_core::binding::Aad;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
-use mrtr_core::{ManualClock, Mrtr, Principal, Round};
+use mrtr_core::{ManualClock, Mrtr, Principal, Round, TokenFormat};
 use mrtr_tests::fixture::{Buf, bind, resume};
 use mrtr_tests::hex;
 use mrtr_tests::rng::ReplayRng;
@@ -42,7 +42,12 @@ fn the_worked_example_reproduces() {
         SecretKey::from_slice(&key).unwrap(),
     ));
     let clock = ManualClock::new(1_764_460_800_000);
-    let mrtr = Mrtr::builder(ring, &clock).ttl_ms(300_000).build().unwrap();
+    let mrtr = Mrtr::builder(ring, &clock)
+        .without_audience()
+        .seal_format(TokenFormat::V1)
+        .ttl_ms(300_000)
+        .build()
+        .unwrap();
     let who = Principal::User {
         issuer: "https://idp.example",
         subject: "alice",
@@ -63,7 +68,7 @@ fn the_worked_example_reproduces() {
         .as_str()
         .to_owned();
 
-    let aad = Aad::build(&[1, 1, 2, b'k', b'1'], &b).unwrap();
+    let aad = Aad::build(&[1, 1, 2, b'k', b'1'], None, &b).unwrap();
     assert_eq!(
         hex::encode(aad.as_bytes()),
         want_aad,

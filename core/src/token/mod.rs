@@ -44,8 +44,12 @@ pub use crate::limits::{MAX_HEADER_LEN, MIN_TOKEN_BYTES};
 #[repr(u8)]
 pub enum TokenFormat {
     /// Format v1: the associated data binds header, principal, method, protocol version and
-    /// target.
+    /// target. Still opened during a rollout (see the engine builder); sealed only on
+    /// request.
     V1 = 1,
+    /// Format v2, sealed by default: v1's associated data plus the audience, the operator-set
+    /// identity of the service (or an explicit "no audience").
+    V2 = 2,
 }
 
 impl TokenFormat {
@@ -58,6 +62,7 @@ impl TokenFormat {
     pub const fn from_byte(byte: u8) -> Option<Self> {
         match byte {
             1 => Some(Self::V1),
+            2 => Some(Self::V2),
             _ => None,
         }
     }

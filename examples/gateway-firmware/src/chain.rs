@@ -21,7 +21,10 @@ fn step(n: u32) -> [u8; 9] {
 /// Runs the chain and checks where it stops.
 pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
     report.section("resume chain up to the round cap");
-    let mrtr = match Mrtr::builder(keys::ring::<C>(), SysTickClock).build() {
+    let mrtr = match Mrtr::builder(keys::ring::<C>(), SysTickClock)
+        .without_audience()
+        .build()
+    {
         Ok(m) => m,
         Err(e) => {
             report.check(false, format_args!("default configuration builds: {e}"));

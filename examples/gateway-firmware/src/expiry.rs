@@ -21,6 +21,7 @@ const TTL_MS: u32 = 25;
 pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng, delay: &mut impl DelayNs) {
     report.section("expiry on the SysTick clock");
     let Ok(mrtr) = Mrtr::builder(keys::ring::<C>(), SysTickClock)
+        .without_audience()
         .ttl_ms(u64::from(TTL_MS))
         .build()
     else {

@@ -43,8 +43,11 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng, timer: &
         |ticks: u32| u64::from(ticks) * CALIBRATION_INSTRUCTIONS / u64::from(calib);
 
     let (Ok(plain), Ok(spending)) = (
-        Mrtr::builder(keys::ring::<C>(), SysTickClock).build(),
         Mrtr::builder(keys::ring::<C>(), SysTickClock)
+            .without_audience()
+            .build(),
+        Mrtr::builder(keys::ring::<C>(), SysTickClock)
+            .without_audience()
             .replay_cache(&MEASURED_SEEN)
             .build(),
     ) else {

@@ -14,7 +14,10 @@ use crate::{ARGS, OWNER, TOKEN_CAP, TOOL, Token, call, keys};
 /// Runs every rejection scenario.
 pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
     report.section("rejected tokens");
-    let Ok(mrtr) = Mrtr::builder(keys::ring::<C>(), SysTickClock).build() else {
+    let Ok(mrtr) = Mrtr::builder(keys::ring::<C>(), SysTickClock)
+        .without_audience()
+        .build()
+    else {
         report.check(false, format_args!("configuration builds"));
         return;
     };
@@ -137,9 +140,15 @@ fn rotation<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng, current
     let binding = call(TOOL, OWNER);
     let mut buf = Token::new();
     let (Ok(rotated), Ok(old), Ok(foreign)) = (
-        Mrtr::builder(keys::ring::<C>(), SysTickClock).build(),
-        Mrtr::builder(keys::before_rotation::<C>(), SysTickClock).build(),
-        Mrtr::builder(keys::foreign::<C>(), SysTickClock).build(),
+        Mrtr::builder(keys::ring::<C>(), SysTickClock)
+            .without_audience()
+            .build(),
+        Mrtr::builder(keys::before_rotation::<C>(), SysTickClock)
+            .without_audience()
+            .build(),
+        Mrtr::builder(keys::foreign::<C>(), SysTickClock)
+            .without_audience()
+            .build(),
     ) else {
         report.check(false, format_args!("key rings build"));
         return;

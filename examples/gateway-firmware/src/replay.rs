@@ -64,10 +64,12 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
     report.section("replay set shared with the PendSV handler");
     let (Ok(spending), Ok(multi)) = (
         Mrtr::builder(keys::ring::<C>(), SysTickClock)
+            .without_audience()
             .ttl_ms(TTL_MS)
             .replay_cache(&SEEN)
             .build(),
         Mrtr::builder(keys::ring::<C>(), SysTickClock)
+            .without_audience()
             .ttl_ms(TTL_MS)
             .build(),
     ) else {

@@ -105,6 +105,8 @@ fn one<C: Cipher>(report: &mut Report, v: &Vector) {
         .unwrap_or(u32::MAX)
         .max(DEFAULT_MAX_ROUNDS);
     let Ok(mrtr) = Mrtr::builder(ring, &clock)
+        .without_audience()
+        .seal_format(TokenFormat::V1)
         .ttl_ms(v.ttl_ms)
         .max_rounds(rounds.saturating_add(1))
         .build()
@@ -180,5 +182,5 @@ fn aad_matches<C: Cipher>(v: &Vector, binding: &Binding<'_>) -> bool {
     header[1] = C::ALGORITHM.id();
     header[2] = kid.len() as u8;
     header[3..3 + kid.len()].copy_from_slice(kid);
-    Aad::build(&header[..3 + kid.len()], binding).is_some_and(|aad| aad.as_bytes() == v.aad)
+    Aad::build(&header[..3 + kid.len()], None, binding).is_some_and(|aad| aad.as_bytes() == v.aad)
 }

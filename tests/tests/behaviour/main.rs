@@ -3,6 +3,7 @@
 //! `per_backend!`.
 
 mod args;
+mod audience;
 mod binding;
 mod capacity;
 mod config;

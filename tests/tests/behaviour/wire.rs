@@ -24,19 +24,20 @@ fn with_header_byte(token: &str, at: usize, value: u8) -> String {
 fn every_rejection<C: Cipher>(detail: ErrorDetail) -> Vec<(Reason, Rejection)> {
     let clock = ManualClock::new(NOW);
     let seen = SharedReplaySet::<2>::new();
-    let mrtr = Mrtr::builder(ring::<C>(), &clock)
+    let mrtr = builder::<C, _>(&clock)
         .max_rounds(1)
         .replay_cache(&seen)
         .error_detail(detail)
         .build()
         .unwrap();
     // A second engine with room for resumes, to reach the replay checks.
-    let open = Mrtr::builder(ring::<C>(), &clock)
+    let open = builder::<C, _>(&clock)
         .replay_cache(&seen)
         .error_detail(detail)
         .build()
         .unwrap();
     let other_key = Mrtr::builder(KeyRing::<C, 4>::new(key("k2", 1)), &clock)
+        .audience(AUDIENCE)
         .error_detail(detail)
         .build()
         .unwrap();
@@ -59,10 +60,10 @@ fn every_rejection<C: Cipher>(detail: ErrorDetail) -> Vec<(Reason, Rejection)> {
         Reason::Malformed,
         err(&|| resume(&mrtr, "", &call(), &ARGS)),
     ));
-    let v2 = with_header_byte(&token, 0, 2);
+    let v3 = with_header_byte(&token, 0, 3);
     out.push((
         Reason::UnsupportedVersion,
-        err(&|| resume(&mrtr, &v2, &call(), &ARGS)),
+        err(&|| resume(&mrtr, &v3, &call(), &ARGS)),
     ));
     let alg = with_header_byte(&token, 1, C::ALGORITHM.id() % 3 + 1);
     out.push((

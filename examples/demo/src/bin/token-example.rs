@@ -8,7 +8,9 @@ use std::convert::Infallible;
 use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_core::binding::Aad;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
-use mrtr_core::{Binding, ManualClock, Mrtr, Principal, Round, TokenBuf, token_len_for};
+use mrtr_core::{
+    Binding, ManualClock, Mrtr, Principal, Round, TokenBuf, TokenFormat, token_len_for,
+};
 
 /// Yields fixed bytes: the example's token id, then its nonce. Never use outside examples.
 struct Replay(Vec<u8>);
@@ -55,7 +57,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let clock = ManualClock::new(now);
     let ring: KeyRing<Aes256Gcm, 1> =
         KeyRing::new(Key::new(KeyId::new("k1")?, SecretKey::from_bytes(key)));
-    let mrtr = Mrtr::builder(ring, &clock).build()?;
+    let mrtr = Mrtr::builder(ring, &clock)
+        .without_audience()
+        .seal_format(TokenFormat::V1)
+        .build()?;
     let who = Principal::User {
         issuer: "https://idp.example",
         subject: "alice",
@@ -76,7 +81,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let text = token.as_str().to_owned();
     let bytes = b64_decode(&text);
     let header = &bytes[..5];
-    let aad = Aad::build(header, &binding).expect("valid header");
+    let aad = Aad::build(header, None, &binding).expect("valid header");
 
     println!("key            {}", hex(&key));
     println!("key id         k1");

@@ -5,9 +5,10 @@
 //! 0. **binding**: the request's associated data must fit the engine's AAD capacity
 //!    ([`Builder::aad_capacity`]; always true at the default capacity) → `invalid_binding`;
 //! 1. **length**: longer than the token buffer → rejected before any decoding;
-//! 2. **unseal**: base64url, header, exact key-id lookup, AEAD open against the canonical
-//!    associated data (binding method, protocol version, target, principal and key id), state
-//!    parse, and the sealed method equals the request's;
+//! 2. **unseal**: base64url, header (the version byte picks the format), exact key-id
+//!    lookup, AEAD open against the canonical associated data (key id, audience for v2,
+//!    principal, method, protocol version and target), state parse, and the sealed method
+//!    equals the request's;
 //! 3. **expiry**: `expires_at <= now` rejects;
 //! 4. **round cap**: a token sealed in round `r` resumes invocation `r + 1`, refused when that
 //!    exceeds `max_rounds` (default 10: the call plus 9 resumes);
@@ -22,131 +23,27 @@ use crate::b64;
 use crate::binding::{Aad, Binding, BindingError};
 use crate::cipher::Cipher;
 use crate::clock::Clock;
-use crate::error::{ConfigError, ErrorDetail, Reason, Rejection, SealError};
+use crate::error::{ErrorDetail, Reason, Rejection, SealError};
 use crate::key::KeyRing;
 use crate::limits::{MAX_AAD_LEN, MAX_NONCE_LEN, TAG_LEN, TOKEN_ID_LEN};
 use crate::replay::{NoReplayCache, ReplayCache, ReplayError};
-use crate::state::{ArgsDigest, NewState, Parsed, StateView, TokenId};
+use crate::state::{ArgsDigest, NewState, Parsed, StateView};
 use crate::token::{Frame, Header, TokenBuf, TokenFormat};
+
+mod builder;
+mod outcome;
+
+use builder::{Audience, Settings};
+pub use builder::{AudienceChoice, AudiencePending, Builder, ChosenAudience};
+pub use outcome::{Resumed, Round, Sealed};
 
 /// Default token lifetime: 5 minutes.
 pub const DEFAULT_TTL_MS: u64 = 5 * 60 * 1000;
 /// Default cap on handler invocations in one resume chain: 1 call plus 9 resumes.
 pub const DEFAULT_MAX_ROUNDS: u32 = 10;
 
-/// The round a new token is sealed in. Only obtainable as [`Round::FIRST`] or from a resumed
-/// token ([`Resumed::next_round`]), so a chain's count cannot be reset by mistake.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct Round(u32);
-
-impl Round {
-    /// The first pause of a chain (round 1).
-    pub const FIRST: Round = Round(1);
-
-    /// The round number.
-    pub const fn get(self) -> u32 {
-        self.0
-    }
-}
-
-/// Builds an [`Mrtr`]; see [`Mrtr::builder`].
-#[must_use]
-pub struct Builder<C, Clk, R, const K: usize, const A: usize = MAX_AAD_LEN> {
-    keys: KeyRing<C, K>,
-    clock: Clk,
-    replay: R,
-    ttl_ms: u64,
-    max_rounds: u32,
-    detail: ErrorDetail,
-}
-
-impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize>
-    Builder<C, Clk, R, K, A>
-{
-    /// Token lifetime in ms; must be > 0. Default [`DEFAULT_TTL_MS`].
-    pub fn ttl_ms(mut self, ttl_ms: u64) -> Self {
-        self.ttl_ms = ttl_ms;
-        self
-    }
-
-    /// Cap on handler invocations per chain; must be ≥ 1. Default [`DEFAULT_MAX_ROUNDS`].
-    pub fn max_rounds(mut self, max_rounds: u32) -> Self {
-        self.max_rounds = max_rounds;
-        self
-    }
-
-    /// Enforce single use with `replay`. Default: none (tokens are multi-use within the TTL).
-    pub fn replay_cache<R2: ReplayCache>(self, replay: R2) -> Builder<C, Clk, R2, K, A> {
-        Builder {
-            keys: self.keys,
-            clock: self.clock,
-            replay,
-            ttl_ms: self.ttl_ms,
-            max_rounds: self.max_rounds,
-            detail: self.detail,
-        }
-    }
-
-    /// Sizes the associated-data buffer that [`Mrtr::pause`] and [`Mrtr::resume`] keep on the
-    /// stack: `A2` bytes instead of the default [`MAX_AAD_LEN`] (1,624), typically
-    /// [`AadLimits::capacity`](crate::binding::AadLimits::capacity) of the fields the
-    /// deployment serves. A binding whose [`Binding::aad_len`] exceeds `A2` is refused as a
-    /// whole: pausing it fails with [`BindingError::ExceedsAadCapacity`], resuming it with
-    /// [`Reason::InvalidBinding`]. The tokens are the same bytes as with any other capacity.
-    ///
-    /// ```
-    /// use mrtr_core::binding::AadLimits;
-    /// use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
-    /// use mrtr_core::{ManualClock, Mrtr};
-    /// use mrtr_aes_gcm::Aes256Gcm;
-    ///
-    /// const AAD: usize = AadLimits { target: 64, principal_field: 64, ..AadLimits::DEFAULT }
-    ///     .capacity();
-    /// let ring: KeyRing<Aes256Gcm, 1> =
-    ///     KeyRing::new(Key::new(KeyId::new("k1")?, SecretKey::from_bytes([7; 32])));
-    /// let clock = ManualClock::new(1_000_000);
-    /// let mrtr = Mrtr::builder(ring, &clock).aad_capacity::<AAD>().build()?;
-    /// assert_eq!(mrtr.aad_capacity(), 282);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn aad_capacity<const A2: usize>(self) -> Builder<C, Clk, R, K, A2> {
-        Builder {
-            keys: self.keys,
-            clock: self.clock,
-            replay: self.replay,
-            ttl_ms: self.ttl_ms,
-            max_rounds: self.max_rounds,
-            detail: self.detail,
-        }
-    }
-
-    /// How much of a rejection's cause the client sees. Default [`ErrorDetail::Uniform`].
-    pub fn error_detail(mut self, detail: ErrorDetail) -> Self {
-        self.detail = detail;
-        self
-    }
-
-    /// Validates and freezes the configuration.
-    pub fn build(self) -> Result<Mrtr<C, Clk, R, K, A>, ConfigError> {
-        if self.ttl_ms == 0 {
-            return Err(ConfigError::ZeroTtl);
-        }
-        if self.max_rounds == 0 {
-            return Err(ConfigError::ZeroMaxRounds);
-        }
-        Ok(Mrtr {
-            keys: self.keys,
-            clock: self.clock,
-            replay: self.replay,
-            ttl_ms: self.ttl_ms,
-            max_rounds: self.max_rounds,
-            detail: self.detail,
-        })
-    }
-}
-
-/// A frozen MRTR configuration: key ring, clock, TTL, round cap, optional replay cache.
+/// A frozen MRTR configuration: key ring, clock, audience, TTL, round cap, optional replay
+/// cache.
 ///
 /// It has no setters: once built it cannot change, so it can be shared freely (it is `Sync`
 /// when its parts are).
@@ -169,7 +66,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize>
 /// let clock = ManualClock::new(1_000_000);
 /// let ring: KeyRing<Aes256Gcm, 2> =
 ///     KeyRing::new(Key::new(KeyId::new("k1")?, SecretKey::from_bytes([7; 32])));
-/// let mrtr = Mrtr::builder(ring, &clock).build()?;
+/// let mrtr = Mrtr::builder(ring, &clock).audience("booking.example").build()?;
 ///
 /// let who = Principal::User { issuer: "https://idp", subject: "alice" };
 /// let call = Binding::new("tools/call", "2026-07-28", "book_table", who)?;
@@ -194,24 +91,8 @@ pub struct Mrtr<C, Clk, R = NoReplayCache, const K: usize = 4, const A: usize = 
     keys: KeyRing<C, K>,
     clock: Clk,
     replay: R,
-    ttl_ms: u64,
-    max_rounds: u32,
-    detail: ErrorDetail,
-}
-
-impl<C: Cipher, Clk: Clock, const K: usize> Mrtr<C, Clk, NoReplayCache, K> {
-    /// Starts a configuration with the defaults: 5-minute TTL, 10 rounds, no replay cache,
-    /// uniform errors.
-    pub fn builder(keys: KeyRing<C, K>, clock: Clk) -> Builder<C, Clk, NoReplayCache, K> {
-        Builder {
-            keys,
-            clock,
-            replay: NoReplayCache,
-            ttl_ms: DEFAULT_TTL_MS,
-            max_rounds: DEFAULT_MAX_ROUNDS,
-            detail: ErrorDetail::Uniform,
-        }
-    }
+    settings: Settings,
+    audience: Option<Audience>,
 }
 
 impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr<C, Clk, R, K, A> {
@@ -222,17 +103,28 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
 
     /// Token lifetime in ms.
     pub fn ttl_ms(&self) -> u64 {
-        self.ttl_ms
+        self.settings.ttl_ms
     }
 
     /// Cap on handler invocations per chain.
     pub fn max_rounds(&self) -> u32 {
-        self.max_rounds
+        self.settings.max_rounds
     }
 
     /// Wire detail mode.
     pub fn error_detail(&self) -> ErrorDetail {
-        self.detail
+        self.settings.detail
+    }
+
+    /// The audience v2 tokens are bound to, or `None` for an engine built
+    /// [`without_audience`](Builder::without_audience).
+    pub fn audience(&self) -> Option<&str> {
+        self.audience.as_ref().map(Audience::as_str)
+    }
+
+    /// The format [`Mrtr::pause`] seals (see [`Builder::seal_format`]).
+    pub fn seal_format(&self) -> TokenFormat {
+        self.settings.seal_format
     }
 
     /// The key ring.
@@ -252,7 +144,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
 
     /// A rejection for `reason` in this configuration's detail mode.
     pub fn reject(&self, reason: Reason) -> Rejection {
-        Rejection::new(reason, self.detail)
+        Rejection::new(reason, self.settings.detail)
     }
 
     /// The rejection for a replay-cache refusal (for callers running their own, e.g. async,
@@ -282,19 +174,20 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         rng: &mut G,
         out: &'b mut TokenBuf<N>,
     ) -> Result<Sealed<'b>, SealError> {
-        if round.0 >= self.max_rounds {
+        if round.0 >= self.settings.max_rounds {
             return Err(SealError::RoundsExhausted);
         }
-        let header = Header::new(TokenFormat::V1, C::ALGORITHM, self.keys.current().id());
+        let format = self.settings.seal_format;
+        let header = Header::new(format, C::ALGORITHM, self.keys.current().id());
         let header = header.as_bytes();
         // The one capacity check of a seal: before any key budget or randomness is spent.
         let mut aad = Aad::<A>::empty();
         let aad = aad
-            .fill(header, binding)
+            .fill(header, self.bound_audience(format), binding)
             .ok_or(SealError::Binding(BindingError::ExceedsAadCapacity))?;
         let now = self.clock.now_ms();
         let expires_at = now
-            .checked_add(self.ttl_ms)
+            .checked_add(self.settings.ttl_ms)
             .ok_or(SealError::ClockOverflow)?;
         let mut state = NewState {
             round: round.0,
@@ -341,6 +234,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
             token_id: state.token_id,
             expires_at_ms: expires_at,
             round,
+            format,
         })
     }
 
@@ -421,7 +315,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         buf: &mut TokenBuf<N>,
     ) -> Result<(core::ops::Range<usize>, TokenFormat), Reason> {
         // Whatever the token, a binding this engine cannot hold is refused first.
-        if binding.aad_len() > A {
+        if binding.aad_len(self.audience()) > A {
             return Err(Reason::InvalidBinding);
         }
         if token.len() > N {
@@ -431,16 +325,24 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         let frame = Frame::read(&mut buf.bytes[..total], C::ALGORITHM)?;
         let key = self.keys.find(frame.key_id).ok_or(Reason::UnknownKey)?;
         let mut aad = Aad::<A>::empty();
-        // Fits whenever the binding passed the capacity check above: the header is at most
-        // the longest one that check assumed.
+        // Fits whenever the binding passed the capacity check above, which assumed the
+        // longest header and the v2 layout.
         let aad = aad
-            .fill(frame.header, binding)
+            .fill(frame.header, self.bound_audience(frame.format), binding)
             .ok_or(Reason::InvalidBinding)?;
         let (range, format) = (frame.state_range(), frame.format);
         key.cipher()
             .open_in_place(frame.nonce, aad, frame.body, frame.tag)
             .map_err(|_| Reason::Tampered)?;
         Ok((range, format))
+    }
+
+    /// The audience a token of `format` is bound to on this engine: v1 tokens carry none.
+    fn bound_audience(&self, format: TokenFormat) -> Option<&str> {
+        match format {
+            TokenFormat::V1 => None,
+            TokenFormat::V2 => self.audience(),
+        }
     }
 
     /// The checks on an authentic state: method, expiry, round cap, argument digest.
@@ -457,7 +359,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         if state.expires_at_ms() <= now {
             return Err(Reason::Expired);
         }
-        if state.round() >= self.max_rounds {
+        if state.round() >= self.settings.max_rounds {
             return Err(Reason::RoundsExceeded);
         }
         if !bool::from(state.args_digest().ct_eq(args)) {
@@ -473,113 +375,10 @@ impl<C, Clk, R: core::fmt::Debug, const K: usize, const A: usize> core::fmt::Deb
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Mrtr")
             .field("keys", &self.keys)
-            .field("ttl_ms", &self.ttl_ms)
-            .field("max_rounds", &self.max_rounds)
+            .field("audience", &self.audience)
+            .field("settings", &self.settings)
             .field("replay", &self.replay)
-            .field("detail", &self.detail)
             .field("aad_capacity", &A)
             .finish_non_exhaustive()
-    }
-}
-
-/// A freshly sealed token, borrowed from its [`TokenBuf`]. `Debug` never shows the token.
-pub struct Sealed<'b> {
-    text: &'b str,
-    token_id: TokenId,
-    expires_at_ms: u64,
-    round: Round,
-}
-
-impl<'b> Sealed<'b> {
-    /// The token text for `requestState`. A bearer credential: never log it.
-    pub fn as_str(&self) -> &'b str {
-        self.text
-    }
-
-    /// The token's random id.
-    pub fn token_id(&self) -> TokenId {
-        self.token_id
-    }
-
-    /// When the token expires, ms since the Unix epoch.
-    pub fn expires_at_ms(&self) -> u64 {
-        self.expires_at_ms
-    }
-
-    /// The round the token was sealed in.
-    pub fn round(&self) -> Round {
-        self.round
-    }
-}
-
-impl core::fmt::Debug for Sealed<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Sealed")
-            .field("token", &"<redacted>")
-            .field("len", &self.text.len())
-            .field("round", &self.round.0)
-            .field("expires_at_ms", &self.expires_at_ms)
-            .finish()
-    }
-}
-
-/// A token that passed the resume checks, borrowed from its [`TokenBuf`] (wiped on drop).
-/// `Debug` never shows the continuation.
-pub struct Resumed<'b> {
-    state: StateView<'b>,
-    format: TokenFormat,
-}
-
-impl<'b> Resumed<'b> {
-    /// The format the token was sealed in (during a rollout, older formats still open).
-    pub fn format(&self) -> TokenFormat {
-        self.format
-    }
-
-    /// The round the token was sealed in; this resume is handler invocation `round + 1`.
-    pub fn round(&self) -> u32 {
-        self.state.round()
-    }
-
-    /// The round to seal in if this resumed call pauses again.
-    pub fn next_round(&self) -> Round {
-        Round(self.state.round().saturating_add(1))
-    }
-
-    /// When the token was sealed, ms since the Unix epoch.
-    pub fn issued_at_ms(&self) -> u64 {
-        self.state.issued_at_ms()
-    }
-
-    /// When the token expires, ms since the Unix epoch.
-    pub fn expires_at_ms(&self) -> u64 {
-        self.state.expires_at_ms()
-    }
-
-    /// The token's random id (the replay-cache key).
-    pub fn token_id(&self) -> TokenId {
-        self.state.token_id()
-    }
-
-    /// The method the token was sealed for.
-    pub fn method(&self) -> &'b str {
-        self.state.method()
-    }
-
-    /// The handler's continuation bytes, as given to [`Mrtr::pause`].
-    pub fn continuation(&self) -> &'b [u8] {
-        self.state.continuation()
-    }
-}
-
-impl core::fmt::Debug for Resumed<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Resumed")
-            .field("format", &self.format)
-            .field("round", &self.round())
-            .field("method", &self.method())
-            .field("expires_at_ms", &self.expires_at_ms())
-            .field("continuation", &"<redacted>")
-            .finish()
     }
 }
