@@ -46,6 +46,12 @@ pub enum Reason {
     MethodMismatch,
     /// Past its expiry (`expires_at <= now`).
     Expired,
+    /// Its sealed lifetime (`expires_at − issued_at`) is longer than the configured maximum
+    /// lifetime (by default the TTL): sealed under a longer TTL, or by a foreign sealer.
+    LifetimeExceeded,
+    /// Issued later than the verifier's now plus the allowed clock skew (default 60 s): sealed
+    /// by a node whose clock runs ahead.
+    IssuedInFuture,
     /// Resuming would exceed the configured maximum number of rounds.
     RoundsExceeded,
     /// The request's arguments differ from the ones the token was sealed with.
@@ -78,6 +84,8 @@ impl Reason {
         Self::BadState,
         Self::MethodMismatch,
         Self::Expired,
+        Self::LifetimeExceeded,
+        Self::IssuedInFuture,
         Self::RoundsExceeded,
         Self::ArgumentsMismatch,
         Self::Replayed,
@@ -99,6 +107,8 @@ impl Reason {
             Self::BadState => "bad_state",
             Self::MethodMismatch => "method_mismatch",
             Self::Expired => "expired",
+            Self::LifetimeExceeded => "lifetime_exceeded",
+            Self::IssuedInFuture => "issued_in_future",
             Self::RoundsExceeded => "rounds_exceeded",
             Self::ArgumentsMismatch => "arguments_mismatch",
             Self::Replayed => "replayed",
@@ -241,6 +251,8 @@ pub enum ConfigError {
     EmptyAudience,
     /// The audience is longer than [`MAX_AUDIENCE_LEN`](crate::limits::MAX_AUDIENCE_LEN).
     AudienceTooLong,
+    /// The maximum lifetime is shorter than the TTL: the engine would refuse its own tokens.
+    LifetimeBelowTtl,
 }
 
 impl fmt::Display for ConfigError {
@@ -252,6 +264,7 @@ impl fmt::Display for ConfigError {
                 "audience is empty (use without_audience() to bind none deliberately)"
             }
             Self::AudienceTooLong => "audience is longer than 255 bytes",
+            Self::LifetimeBelowTtl => "max lifetime must be at least the ttl",
         })
     }
 }

@@ -35,7 +35,10 @@ pub use token::state;
 
 pub use binding::{Binding, BindingError, Principal};
 pub use clock::{Clock, ManualClock};
-pub use engine::{Builder, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, Mrtr, Resumed, Round, Sealed};
+pub use engine::{
+    Builder, DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, Mrtr, Resumed, Round,
+    Sealed,
+};
 pub use error::{ConfigError, ErrorDetail, Reason, Rejection, SealError, WireError};
 pub use state::{ArgsDigest, TokenId};
 pub use token::{TokenBuf, TokenFormat, token_len_for};

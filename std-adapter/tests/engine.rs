@@ -453,6 +453,7 @@ fn rotated_key_still_opens_until_removed() {
     let old = Engine::new(
         Mrtr::builder(old_ring.into_ring::<Aes256Gcm, 4>().unwrap(), clock.clone())
             .without_audience()
+            .ttl_ms(60_000)
             .build()
             .unwrap(),
         MemoryReplayCache::new(10),

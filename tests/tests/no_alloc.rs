@@ -137,10 +137,18 @@ fn every_rejection_is_allocation_free<C: Cipher>() {
     let token = first(&mrtr, &mut rng);
     let (t2, t3) = (first(&mrtr, &mut rng), first(&mrtr, &mut rng));
     let anon = bind("tools/call", VERSION, "book_table", Principal::Anonymous);
+    let long_lived = builder::<C, _>(&clock)
+        .ttl_ms(DEFAULT_TTL_MS + 1)
+        .build()
+        .unwrap();
+    let long = first(&long_lived, &mut rng);
+    let ahead_clock = ManualClock::new(NOW + 60_001);
+    let ahead = first(&builder::<C, _>(&ahead_clock).build().unwrap(), &mut rng);
     let mut bytes = b64::decode(&token).unwrap();
+    let version = bytes[0];
     bytes[0] = 9;
     let bad_version = b64::encode(&bytes);
-    bytes[0] = 1;
+    bytes[0] = version;
     bytes[1] = C::ALGORITHM.id() % 3 + 1;
     let bad_alg = b64::encode(&bytes);
     let over = "A".repeat(CAP + 1);
@@ -149,7 +157,7 @@ fn every_rejection_is_allocation_free<C: Cipher>() {
         assert_no_alloc(what, || m(&mut buf)).expect("rejected")
     };
 
-    let cases: [(Reason, Case<'_>); 11] = [
+    let cases: [(Reason, Case<'_>); 13] = [
         (Reason::TooLong, &|b| {
             r(mrtr.resume(&over, &call(), &ARGS, b))
         }),
@@ -167,6 +175,12 @@ fn every_rejection_is_allocation_free<C: Cipher>() {
         }),
         (Reason::Tampered, &|b| {
             r(mrtr.resume(&token, &anon, &ARGS, b))
+        }),
+        (Reason::LifetimeExceeded, &|b| {
+            r(mrtr.resume(&long, &call(), &ARGS, b))
+        }),
+        (Reason::IssuedInFuture, &|b| {
+            r(mrtr.resume(&ahead, &call(), &ARGS, b))
         }),
         (Reason::RoundsExceeded, &|b| {
             r(capped.resume(&token, &call(), &ARGS, b))

@@ -12,7 +12,7 @@ use crate::limits::{MAX_AAD_LEN, MAX_AUDIENCE_LEN};
 use crate::replay::{NoReplayCache, ReplayCache};
 use crate::token::TokenFormat;
 
-use super::{DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, Mrtr};
+use super::{DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, Mrtr};
 
 /// The service identity v2 tokens are bound to: 1 to [`MAX_AUDIENCE_LEN`] bytes of UTF-8.
 #[derive(Clone, PartialEq, Eq)]
@@ -82,6 +82,9 @@ impl ChosenAudience for AudienceChoice {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Settings {
     pub ttl_ms: u64,
+    /// `None` until built: then the TTL unless set.
+    pub max_lifetime_ms: Option<u64>,
+    pub max_clock_skew_ms: u64,
     pub max_rounds: u32,
     pub detail: ErrorDetail,
     pub seal_format: TokenFormat,
@@ -122,6 +125,8 @@ impl<C: Cipher, Clk: Clock, const K: usize> Mrtr<C, Clk, NoReplayCache, K> {
             replay: NoReplayCache,
             settings: Settings {
                 ttl_ms: DEFAULT_TTL_MS,
+                max_lifetime_ms: None,
+                max_clock_skew_ms: DEFAULT_MAX_CLOCK_SKEW_MS,
                 max_rounds: DEFAULT_MAX_ROUNDS,
                 detail: ErrorDetail::Uniform,
                 seal_format: TokenFormat::V2,
@@ -168,6 +173,33 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize, Aud>
     /// Token lifetime in ms; must be > 0. Default [`DEFAULT_TTL_MS`].
     pub fn ttl_ms(mut self, ttl_ms: u64) -> Self {
         self.settings.ttl_ms = ttl_ms;
+        self
+    }
+
+    /// The longest lifetime a token may claim, in ms: a token whose sealed
+    /// `expires − issued` exceeds it is refused
+    /// ([`Reason::LifetimeExceeded`](crate::Reason::LifetimeExceeded)), whichever node sealed
+    /// it. Both times come from the sealing node's clock, so clock skew does not enter.
+    ///
+    /// Default: the TTL, so lowering the TTL also refuses tokens issued under the old, longer
+    /// one. To lower it without refusing the tokens in flight, keep this at the old TTL for
+    /// one old TTL. Must be at least the TTL ([`ConfigError::LifetimeBelowTtl`]): this
+    /// engine opens its own tokens.
+    pub fn max_lifetime_ms(mut self, max_lifetime_ms: u64) -> Self {
+        self.settings.max_lifetime_ms = Some(max_lifetime_ms);
+        self
+    }
+
+    /// How far, in ms, a token's issue time may lie after this engine's clock: a token issued
+    /// later than `now + skew` is refused
+    /// ([`Reason::IssuedInFuture`](crate::Reason::IssuedInFuture)). Default
+    /// [`DEFAULT_MAX_CLOCK_SKEW_MS`] (60 s).
+    ///
+    /// With the maximum lifetime this bounds what any token has left to live, whichever node
+    /// sealed it and however fast that node's clock: at most the maximum lifetime plus this
+    /// skew.
+    pub fn max_clock_skew_ms(mut self, max_clock_skew_ms: u64) -> Self {
+        self.settings.max_clock_skew_ms = max_clock_skew_ms;
         self
     }
 
@@ -254,13 +286,18 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize, Aud>
         Aud: ChosenAudience,
     {
         let audience = self.audience.choice().into_audience()?;
-        let s = self.settings;
+        let mut s = self.settings;
         if s.ttl_ms == 0 {
             return Err(ConfigError::ZeroTtl);
         }
         if s.max_rounds == 0 {
             return Err(ConfigError::ZeroMaxRounds);
         }
+        let max_lifetime_ms = s.max_lifetime_ms.unwrap_or(s.ttl_ms);
+        if max_lifetime_ms < s.ttl_ms {
+            return Err(ConfigError::LifetimeBelowTtl);
+        }
+        s.max_lifetime_ms = Some(max_lifetime_ms);
         Ok(Mrtr {
             keys: self.keys,
             clock: self.clock,

@@ -10,11 +10,15 @@
 //!    principal, method, protocol version and target), state parse, and the sealed method
 //!    equals the request's;
 //! 3. **expiry**: `expires_at <= now` rejects;
-//! 4. **round cap**: a token sealed in round `r` resumes invocation `r + 1`, refused when that
+//! 4. **lifetime**: `expires_at − issued_at` above the maximum lifetime (default: the TTL)
+//!    rejects, and so does `issued_at` later than `now` plus the allowed clock skew (default
+//!    60 s); together they bound any token's remaining life by the maximum lifetime plus the
+//!    skew, whichever node sealed it;
+//! 5. **round cap**: a token sealed in round `r` resumes invocation `r + 1`, refused when that
 //!    exceeds `max_rounds` (default 10: the call plus 9 resumes);
-//! 5. **argument digest**: constant-time compare; before the replay check, so a retry with the
+//! 6. **argument digest**: constant-time compare; before the replay check, so a retry with the
 //!    wrong arguments does not burn the token;
-//! 6. **replay cache** (if configured): atomic check-and-record of the token id until expiry.
+//! 7. **replay cache** (if configured): atomic check-and-record of the token id until expiry.
 
 use rand_core::TryCryptoRng;
 use subtle::ConstantTimeEq;
@@ -41,6 +45,9 @@ pub use outcome::{Resumed, Round, Sealed};
 pub const DEFAULT_TTL_MS: u64 = 5 * 60 * 1000;
 /// Default cap on handler invocations in one resume chain: 1 call plus 9 resumes.
 pub const DEFAULT_MAX_ROUNDS: u32 = 10;
+/// Default clock skew allowed between the node that sealed a token and the one opening it:
+/// a token issued more than 60 s after the opener's now is refused.
+pub const DEFAULT_MAX_CLOCK_SKEW_MS: u64 = 60 * 1000;
 
 /// A frozen MRTR configuration: key ring, clock, audience, TTL, round cap, optional replay
 /// cache.
@@ -104,6 +111,20 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
     /// Token lifetime in ms.
     pub fn ttl_ms(&self) -> u64 {
         self.settings.ttl_ms
+    }
+
+    /// The longest lifetime (`expires − issued`) a token may claim (see
+    /// [`Builder::max_lifetime_ms`]).
+    pub fn max_lifetime_ms(&self) -> u64 {
+        self.settings
+            .max_lifetime_ms
+            .unwrap_or(self.settings.ttl_ms)
+    }
+
+    /// How far a token's issue time may lie after this engine's clock (see
+    /// [`Builder::max_clock_skew_ms`]).
+    pub fn max_clock_skew_ms(&self) -> u64 {
+        self.settings.max_clock_skew_ms
     }
 
     /// Cap on handler invocations per chain.
@@ -345,7 +366,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         }
     }
 
-    /// The checks on an authentic state: method, expiry, round cap, argument digest.
+    /// The checks on an authentic state: method, expiry, lifetime, round cap, argument digest.
     fn check_state(
         &self,
         state: &StateView<'_>,
@@ -356,8 +377,16 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         if !bool::from(state.method().as_bytes().ct_eq(binding.method().as_bytes())) {
             return Err(Reason::MethodMismatch);
         }
-        if state.expires_at_ms() <= now {
+        let (issued, expires) = (state.issued_at_ms(), state.expires_at_ms());
+        if expires <= now {
             return Err(Reason::Expired);
+        }
+        // A parsed state has `issued <= expires`.
+        if expires - issued > self.max_lifetime_ms() {
+            return Err(Reason::LifetimeExceeded);
+        }
+        if issued > now.saturating_add(self.settings.max_clock_skew_ms) {
+            return Err(Reason::IssuedInFuture);
         }
         if state.round() >= self.settings.max_rounds {
             return Err(Reason::RoundsExceeded);

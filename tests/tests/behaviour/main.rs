@@ -9,6 +9,7 @@ mod capacity;
 mod config;
 mod expiry;
 mod keys;
+mod lifetime;
 mod order;
 mod replay;
 mod rounds;

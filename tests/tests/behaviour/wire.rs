@@ -78,6 +78,21 @@ fn every_rejection<C: Cipher>(detail: ErrorDetail) -> Vec<(Reason, Rejection)> {
         Reason::Tampered,
         err(&|| resume(&mrtr, &token, &anon, &ARGS)),
     ));
+    let long_lived = builder::<C, _>(&clock)
+        .ttl_ms(DEFAULT_TTL_MS + 1)
+        .build()
+        .unwrap();
+    let long = first(&long_lived, &mut rng);
+    out.push((
+        Reason::LifetimeExceeded,
+        err(&|| resume(&open, &long, &call(), &ARGS)),
+    ));
+    let ahead_clock = ManualClock::new(NOW + 60_001);
+    let ahead = first(&builder::<C, _>(&ahead_clock).build().unwrap(), &mut rng);
+    out.push((
+        Reason::IssuedInFuture,
+        err(&|| resume(&open, &ahead, &call(), &ARGS)),
+    ));
     out.push((
         Reason::RoundsExceeded,
         err(&|| resume(&mrtr, &token, &call(), &ARGS)),
