@@ -35,6 +35,9 @@ pub enum Reason {
     UnsupportedVersion,
     /// The header names another AEAD algorithm than the key ring's.
     WrongAlgorithm,
+    /// A format v1 token, which this engine no longer opens: its v1 window is over, or v1
+    /// was turned off ([`AcceptV1`](crate::AcceptV1)).
+    VersionRetired,
     /// The header's key id is not in the key ring.
     UnknownKey,
     /// Authentication failed: tampered bytes, or another method, protocol version, target,
@@ -79,6 +82,7 @@ impl Reason {
         Self::Malformed,
         Self::UnsupportedVersion,
         Self::WrongAlgorithm,
+        Self::VersionRetired,
         Self::UnknownKey,
         Self::Tampered,
         Self::BadState,
@@ -102,6 +106,7 @@ impl Reason {
             Self::Malformed => "malformed",
             Self::UnsupportedVersion => "unsupported_version",
             Self::WrongAlgorithm => "wrong_algorithm",
+            Self::VersionRetired => "version_retired",
             Self::UnknownKey => "unknown_key",
             Self::Tampered => "tampered",
             Self::BadState => "bad_state",
@@ -253,6 +258,9 @@ pub enum ConfigError {
     AudienceTooLong,
     /// The maximum lifetime is shorter than the TTL: the engine would refuse its own tokens.
     LifetimeBelowTtl,
+    /// The engine would seal a format it is configured not to open (v1 sealing with v1 tokens
+    /// refused or accepted only until a deadline).
+    SealsRefusedFormat,
 }
 
 impl fmt::Display for ConfigError {
@@ -265,6 +273,9 @@ impl fmt::Display for ConfigError {
             }
             Self::AudienceTooLong => "audience is longer than 255 bytes",
             Self::LifetimeBelowTtl => "max lifetime must be at least the ttl",
+            Self::SealsRefusedFormat => {
+                "an engine that seals v1 must accept v1 (AcceptV1::Always or the default)"
+            }
         })
     }
 }

@@ -36,8 +36,8 @@ pub use token::state;
 pub use binding::{Binding, BindingError, Principal};
 pub use clock::{Clock, ManualClock};
 pub use engine::{
-    Builder, DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, Mrtr, Resumed, Round,
-    Sealed,
+    AcceptV1, Builder, DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, Mrtr,
+    Resumed, Round, Sealed,
 };
 pub use error::{ConfigError, ErrorDetail, Reason, Rejection, SealError, WireError};
 pub use state::{ArgsDigest, TokenId};

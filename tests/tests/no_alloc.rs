@@ -9,7 +9,9 @@ use std::cell::Cell;
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::KeyRing;
 use mrtr_core::replay::{ReplayCache, SharedReplaySet};
-use mrtr_core::{DEFAULT_TTL_MS, ManualClock, Mrtr, Principal, Reason, Round, TokenBuf};
+use mrtr_core::{
+    AcceptV1, DEFAULT_TTL_MS, ManualClock, Mrtr, Principal, Reason, Round, TokenBuf, TokenFormat,
+};
 use mrtr_tests::b64;
 use mrtr_tests::fixture::*;
 use mrtr_tests::rng::SeqRng;
@@ -157,7 +159,18 @@ fn every_rejection_is_allocation_free<C: Cipher>() {
         assert_no_alloc(what, || m(&mut buf)).expect("rejected")
     };
 
-    let cases: [(Reason, Case<'_>); 13] = [
+    let retired = builder::<C, _>(&clock)
+        .accept_v1(AcceptV1::Never)
+        .build()
+        .unwrap();
+    let v1 = first(
+        &builder::<C, _>(&clock)
+            .seal_format(TokenFormat::V1)
+            .build()
+            .unwrap(),
+        &mut rng,
+    );
+    let cases: [(Reason, Case<'_>); 14] = [
         (Reason::TooLong, &|b| {
             r(mrtr.resume(&over, &call(), &ARGS, b))
         }),
@@ -169,6 +182,9 @@ fn every_rejection_is_allocation_free<C: Cipher>() {
         }),
         (Reason::WrongAlgorithm, &|b| {
             r(mrtr.resume(&bad_alg, &call(), &ARGS, b))
+        }),
+        (Reason::VersionRetired, &|b| {
+            r(retired.resume(&v1, &call(), &ARGS, b))
         }),
         (Reason::UnknownKey, &|b| {
             r(other_key.resume(&token, &call(), &ARGS, b))

@@ -12,6 +12,7 @@ use crate::limits::{MAX_AAD_LEN, MAX_AUDIENCE_LEN};
 use crate::replay::{NoReplayCache, ReplayCache};
 use crate::token::TokenFormat;
 
+use super::rollout::{AcceptV1, V1Window};
 use super::{DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, Mrtr};
 
 /// The service identity v2 tokens are bound to: 1 to [`MAX_AUDIENCE_LEN`] bytes of UTF-8.
@@ -78,16 +79,62 @@ impl ChosenAudience for AudienceChoice {
     }
 }
 
-/// The plain settings a builder collects and an engine freezes.
+/// The plain settings a builder collects.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Settings {
+    ttl_ms: u64,
+    /// `None`: the TTL.
+    max_lifetime_ms: Option<u64>,
+    max_clock_skew_ms: u64,
+    max_rounds: u32,
+    detail: ErrorDetail,
+    seal_format: TokenFormat,
+    accept_v1: AcceptV1,
+}
+
+/// The settings a built engine freezes, validated and resolved.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Config {
     pub ttl_ms: u64,
-    /// `None` until built: then the TTL unless set.
-    pub max_lifetime_ms: Option<u64>,
+    pub max_lifetime_ms: u64,
     pub max_clock_skew_ms: u64,
     pub max_rounds: u32,
     pub detail: ErrorDetail,
     pub seal_format: TokenFormat,
+    pub v1: V1Window,
+}
+
+impl Settings {
+    /// Validates the settings and resolves the defaults that depend on others, or on `now`
+    /// (the v1 window).
+    fn resolve(self, now: u64) -> Result<Config, ConfigError> {
+        if self.ttl_ms == 0 {
+            return Err(ConfigError::ZeroTtl);
+        }
+        if self.max_rounds == 0 {
+            return Err(ConfigError::ZeroMaxRounds);
+        }
+        let max_lifetime_ms = self.max_lifetime_ms.unwrap_or(self.ttl_ms);
+        if max_lifetime_ms < self.ttl_ms {
+            return Err(ConfigError::LifetimeBelowTtl);
+        }
+        let v1 = V1Window::resolve(
+            self.accept_v1,
+            self.seal_format,
+            now,
+            max_lifetime_ms,
+            self.max_clock_skew_ms,
+        )?;
+        Ok(Config {
+            ttl_ms: self.ttl_ms,
+            max_lifetime_ms,
+            max_clock_skew_ms: self.max_clock_skew_ms,
+            max_rounds: self.max_rounds,
+            detail: self.detail,
+            seal_format: self.seal_format,
+            v1,
+        })
+    }
 }
 
 /// Builds an [`Mrtr`]; see [`Mrtr::builder`].
@@ -130,6 +177,7 @@ impl<C: Cipher, Clk: Clock, const K: usize> Mrtr<C, Clk, NoReplayCache, K> {
                 max_rounds: DEFAULT_MAX_ROUNDS,
                 detail: ErrorDetail::Uniform,
                 seal_format: TokenFormat::V2,
+                accept_v1: AcceptV1::ForStartupWindow,
             },
             audience: AudiencePending,
         }
@@ -265,12 +313,32 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize, Aud>
     /// The format [`Mrtr::pause`] seals. Default [`TokenFormat::V2`], the only format that
     /// binds the audience.
     ///
-    /// [`TokenFormat::V1`] is for a rolling upgrade only: while nodes of an older build (which
-    /// open v1 alone) still serve, upgraded nodes seal v1 so that their tokens open
-    /// everywhere; once no older build is left, they return to v2. A v1 token carries no
-    /// audience, whatever [`Builder::audience`] says.
+    /// [`TokenFormat::V1`] is for the first step of a rolling upgrade only: while nodes of an
+    /// older build (which open v1 alone) still serve the same clients, upgraded nodes seal v1
+    /// so that their tokens open everywhere; once no older build is left, they return to v2.
+    /// A v1 token carries no audience, whatever [`Builder::audience`] says. An engine that
+    /// seals v1 opens v1 ([`AcceptV1::Always`]; any other explicit [`Builder::accept_v1`] is
+    /// refused with [`ConfigError::SealsRefusedFormat`]).
     pub fn seal_format(mut self, format: TokenFormat) -> Self {
         self.settings.seal_format = format;
+        self
+    }
+
+    /// Which format v1 tokens this engine still opens. Default [`AcceptV1::ForStartupWindow`]:
+    /// those presented within the maximum lifetime plus the clock skew after [`build`]
+    /// (by default 5 min + 60 s), which is exactly as long as a v1 token sealed before this
+    /// node started can live. A stop-and-start upgrade needs nothing more. A rolling upgrade
+    /// during which older builds keep sealing v1 for longer sets [`AcceptV1::Until`] the end
+    /// of the rollout plus one lifetime; [`AcceptV1::Never`] ends v1 at once.
+    ///
+    /// The default is a window rather than "until turned off" because v1 tokens carry no
+    /// audience: as long as an engine opens them, a v1 token sealed by another service that
+    /// shares the key opens too. The window closes that door without an operator's action,
+    /// and no v1 token that could still be in flight from before the upgrade is refused.
+    ///
+    /// [`build`]: Builder::build
+    pub fn accept_v1(mut self, accept: AcceptV1) -> Self {
+        self.settings.accept_v1 = accept;
         self
     }
 
@@ -286,23 +354,12 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize, Aud>
         Aud: ChosenAudience,
     {
         let audience = self.audience.choice().into_audience()?;
-        let mut s = self.settings;
-        if s.ttl_ms == 0 {
-            return Err(ConfigError::ZeroTtl);
-        }
-        if s.max_rounds == 0 {
-            return Err(ConfigError::ZeroMaxRounds);
-        }
-        let max_lifetime_ms = s.max_lifetime_ms.unwrap_or(s.ttl_ms);
-        if max_lifetime_ms < s.ttl_ms {
-            return Err(ConfigError::LifetimeBelowTtl);
-        }
-        s.max_lifetime_ms = Some(max_lifetime_ms);
+        let config = self.settings.resolve(self.clock.now_ms())?;
         Ok(Mrtr {
             keys: self.keys,
             clock: self.clock,
             replay: self.replay,
-            settings: s,
+            config,
             audience,
         })
     }

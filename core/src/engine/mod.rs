@@ -5,8 +5,8 @@
 //! 0. **binding**: the request's associated data must fit the engine's AAD capacity
 //!    ([`Builder::aad_capacity`]; always true at the default capacity) → `invalid_binding`;
 //! 1. **length**: longer than the token buffer → rejected before any decoding;
-//! 2. **unseal**: base64url, header (the version byte picks the format), exact key-id
-//!    lookup, AEAD open against the canonical associated data (key id, audience for v2,
+//! 2. **unseal**: base64url, header (the version byte picks the format; a v1 token after
+//!    the v1 window → `version_retired`, see [`AcceptV1`]), exact key-id lookup, AEAD open against the canonical associated data (key id, audience for v2,
 //!    principal, method, protocol version and target), state parse, and the sealed method
 //!    equals the request's;
 //! 3. **expiry**: `expires_at <= now` rejects;
@@ -36,10 +36,12 @@ use crate::token::{Frame, Header, TokenBuf, TokenFormat};
 
 mod builder;
 mod outcome;
+mod rollout;
 
-use builder::{Audience, Settings};
+use builder::{Audience, Config};
 pub use builder::{AudienceChoice, AudiencePending, Builder, ChosenAudience};
 pub use outcome::{Resumed, Round, Sealed};
+pub use rollout::AcceptV1;
 
 /// Default token lifetime: 5 minutes.
 pub const DEFAULT_TTL_MS: u64 = 5 * 60 * 1000;
@@ -98,7 +100,7 @@ pub struct Mrtr<C, Clk, R = NoReplayCache, const K: usize = 4, const A: usize = 
     keys: KeyRing<C, K>,
     clock: Clk,
     replay: R,
-    settings: Settings,
+    config: Config,
     audience: Option<Audience>,
 }
 
@@ -110,31 +112,29 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
 
     /// Token lifetime in ms.
     pub fn ttl_ms(&self) -> u64 {
-        self.settings.ttl_ms
+        self.config.ttl_ms
     }
 
     /// The longest lifetime (`expires − issued`) a token may claim (see
     /// [`Builder::max_lifetime_ms`]).
     pub fn max_lifetime_ms(&self) -> u64 {
-        self.settings
-            .max_lifetime_ms
-            .unwrap_or(self.settings.ttl_ms)
+        self.config.max_lifetime_ms
     }
 
     /// How far a token's issue time may lie after this engine's clock (see
     /// [`Builder::max_clock_skew_ms`]).
     pub fn max_clock_skew_ms(&self) -> u64 {
-        self.settings.max_clock_skew_ms
+        self.config.max_clock_skew_ms
     }
 
     /// Cap on handler invocations per chain.
     pub fn max_rounds(&self) -> u32 {
-        self.settings.max_rounds
+        self.config.max_rounds
     }
 
     /// Wire detail mode.
     pub fn error_detail(&self) -> ErrorDetail {
-        self.settings.detail
+        self.config.detail
     }
 
     /// The audience v2 tokens are bound to, or `None` for an engine built
@@ -145,7 +145,13 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
 
     /// The format [`Mrtr::pause`] seals (see [`Builder::seal_format`]).
     pub fn seal_format(&self) -> TokenFormat {
-        self.settings.seal_format
+        self.config.seal_format
+    }
+
+    /// Which v1 tokens this engine opens (see [`Builder::accept_v1`]), resolved: the default
+    /// window reads as [`AcceptV1::Until`] its end.
+    pub fn accept_v1(&self) -> AcceptV1 {
+        self.config.v1.accept()
     }
 
     /// The key ring.
@@ -165,7 +171,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
 
     /// A rejection for `reason` in this configuration's detail mode.
     pub fn reject(&self, reason: Reason) -> Rejection {
-        Rejection::new(reason, self.settings.detail)
+        Rejection::new(reason, self.config.detail)
     }
 
     /// The rejection for a replay-cache refusal (for callers running their own, e.g. async,
@@ -195,10 +201,10 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         rng: &mut G,
         out: &'b mut TokenBuf<N>,
     ) -> Result<Sealed<'b>, SealError> {
-        if round.0 >= self.settings.max_rounds {
+        if round.0 >= self.config.max_rounds {
             return Err(SealError::RoundsExhausted);
         }
-        let format = self.settings.seal_format;
+        let format = self.config.seal_format;
         let header = Header::new(format, C::ALGORITHM, self.keys.current().id());
         let header = header.as_bytes();
         // The one capacity check of a seal: before any key budget or randomness is spent.
@@ -208,7 +214,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
             .ok_or(SealError::Binding(BindingError::ExceedsAadCapacity))?;
         let now = self.clock.now_ms();
         let expires_at = now
-            .checked_add(self.settings.ttl_ms)
+            .checked_add(self.config.ttl_ms)
             .ok_or(SealError::ClockOverflow)?;
         let mut state = NewState {
             round: round.0,
@@ -315,25 +321,28 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         buf: &mut TokenBuf<N>,
         now: u64,
     ) -> Result<(Parsed, TokenFormat), Rejection> {
-        let result = self.open(token, binding, buf).and_then(|(range, format)| {
-            let state =
-                StateView::new_checked(&buf.bytes[range.clone()]).ok_or(Reason::BadState)?;
-            self.check_state(&state, binding, args, now)?;
-            Ok((state.parsed(range), format))
-        });
+        let result = self
+            .open(token, binding, buf, now)
+            .and_then(|(range, format)| {
+                let state =
+                    StateView::new_checked(&buf.bytes[range.clone()]).ok_or(Reason::BadState)?;
+                self.check_state(&state, binding, args, now)?;
+                Ok((state.parsed(range), format))
+            });
         result.map_err(|reason| {
             buf.wipe();
             self.reject(reason)
         })
     }
 
-    /// The binding, length, decode, header, key lookup and AEAD open. Returns where the
-    /// authentic state lies in `buf`, and the token's format.
+    /// The binding, length, decode, header, the v1 policy, key lookup and AEAD open. Returns
+    /// where the authentic state lies in `buf`, and the token's format.
     fn open<const N: usize>(
         &self,
         token: &str,
         binding: &Binding<'_>,
         buf: &mut TokenBuf<N>,
+        now: u64,
     ) -> Result<(core::ops::Range<usize>, TokenFormat), Reason> {
         // Whatever the token, a binding this engine cannot hold is refused first.
         if binding.aad_len(self.audience()) > A {
@@ -344,6 +353,9 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         }
         let total = b64::decode_into(token.as_bytes(), &mut buf.bytes).ok_or(Reason::Malformed)?;
         let frame = Frame::read(&mut buf.bytes[..total], C::ALGORITHM)?;
+        if frame.format == TokenFormat::V1 && !self.config.v1.opens(now) {
+            return Err(Reason::VersionRetired);
+        }
         let key = self.keys.find(frame.key_id).ok_or(Reason::UnknownKey)?;
         let mut aad = Aad::<A>::empty();
         // Fits whenever the binding passed the capacity check above, which assumed the
@@ -385,10 +397,10 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         if expires - issued > self.max_lifetime_ms() {
             return Err(Reason::LifetimeExceeded);
         }
-        if issued > now.saturating_add(self.settings.max_clock_skew_ms) {
+        if issued > now.saturating_add(self.config.max_clock_skew_ms) {
             return Err(Reason::IssuedInFuture);
         }
-        if state.round() >= self.settings.max_rounds {
+        if state.round() >= self.config.max_rounds {
             return Err(Reason::RoundsExceeded);
         }
         if !bool::from(state.args_digest().ct_eq(args)) {
@@ -405,7 +417,7 @@ impl<C, Clk, R: core::fmt::Debug, const K: usize, const A: usize> core::fmt::Deb
         f.debug_struct("Mrtr")
             .field("keys", &self.keys)
             .field("audience", &self.audience)
-            .field("settings", &self.settings)
+            .field("config", &self.config)
             .field("replay", &self.replay)
             .field("aad_capacity", &A)
             .finish_non_exhaustive()

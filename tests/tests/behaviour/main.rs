@@ -12,6 +12,7 @@ mod keys;
 mod lifetime;
 mod order;
 mod replay;
+mod rollout;
 mod rounds;
 mod roundtrip;
 mod seal;

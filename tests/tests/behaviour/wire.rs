@@ -6,8 +6,8 @@ use mrtr_core::error::{INVALID_PARAMS, REJECTION_MESSAGE, UNIFORM_REASON};
 use mrtr_core::key::KeyRing;
 use mrtr_core::replay::SharedReplaySet;
 use mrtr_core::{
-    DEFAULT_TTL_MS, ErrorDetail, ManualClock, Mrtr, Principal, Reason, Rejection, TokenBuf,
-    WireError,
+    AcceptV1, DEFAULT_TTL_MS, ErrorDetail, ManualClock, Mrtr, Principal, Reason, Rejection,
+    TokenBuf, TokenFormat, WireError,
 };
 use mrtr_tests::b64;
 use mrtr_tests::fixture::*;
@@ -69,6 +69,20 @@ fn every_rejection<C: Cipher>(detail: ErrorDetail) -> Vec<(Reason, Rejection)> {
     out.push((
         Reason::WrongAlgorithm,
         err(&|| resume(&mrtr, &alg, &call(), &ARGS)),
+    ));
+    let retired = builder::<C, _>(&clock)
+        .accept_v1(AcceptV1::Never)
+        .error_detail(detail)
+        .build()
+        .unwrap();
+    let v1_sealer = builder::<C, _>(&clock)
+        .seal_format(TokenFormat::V1)
+        .build()
+        .unwrap();
+    let v1 = first(&v1_sealer, &mut rng);
+    out.push((
+        Reason::VersionRetired,
+        err(&|| resume(&retired, &v1, &call(), &ARGS)),
     ));
     out.push((
         Reason::UnknownKey,
