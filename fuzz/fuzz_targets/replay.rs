@@ -44,7 +44,11 @@ fuzz_target!(|ops: Vec<Op>| {
             }
         };
         let got = set.check_and_record(&id, exp, now);
-        assert_eq!(shared.check_and_record(&id, exp, now), got, "shared: {op:?}");
+        assert_eq!(
+            shared.check_and_record(&id, exp, now),
+            got,
+            "shared: {op:?}"
+        );
         let spent = accepted.iter().any(|&(i, _)| i == id);
         match got {
             Ok(()) => {

@@ -63,20 +63,24 @@ fuzz_target!(|data: &[u8]| {
     } else {
         None
     };
-    assert_eq!(Ok(*req.args_digest()), jcs::args_digest(arguments));
+    assert_eq!(
+        req.args_digest().ok().copied(),
+        jcs::args_digest(arguments).ok()
+    );
     assert!(!echoes(&format!("{req:?}")), "Debug shows the token");
 
     // The same answer as the core engine on the same token, binding and digest.
     let expected: Result<Option<(Vec<u8>, u32)>, Reason> = match req.request_state() {
         RequestState::Absent => Ok(None),
         RequestState::NotAString => Err(Reason::Malformed),
-        RequestState::Token(token) => match req.binding() {
-            Err(_) => Err(Reason::InvalidBinding),
-            Ok(binding) => {
+        RequestState::Token(token) => match (req.args_digest(), req.binding()) {
+            (Err(_), _) => Err(Reason::ArgumentsUnbindable),
+            (_, Err(_)) => Err(Reason::InvalidBinding),
+            (Ok(args), Ok(binding)) => {
                 let mrtr = fixture::engine(mrtr_core::ErrorDetail::Uniform);
                 let mut buf: Box<TokenBuf<{ mrtr_std::engine::MAX_TOKEN_LEN }>> =
                     Box::new(TokenBuf::new());
-                mrtr.resume(token, &binding, req.args_digest(), &mut buf)
+                mrtr.resume(token, &binding, args, &mut buf)
                     .map(|r| Some((r.continuation().to_vec(), r.round())))
                     .map_err(|e| e.reason())
             }
