@@ -198,7 +198,7 @@ pub struct Aad<const CAP: usize = MAX_AAD_LEN> {
 impl Aad {
     /// An empty buffer of the default capacity, to be filled in place with [`Aad::fill`].
     ///
-    /// The buffer is large (about 1.6 KiB): on small stacks, keep one `Aad` in place and fill
+    /// The buffer is large (about 1.9 KiB): on small stacks, keep one `Aad` in place and fill
     /// it rather than moving built values around (each move can cost a stack copy), or use a
     /// smaller capacity ([`Aad::empty`]).
     pub const fn new() -> Self {

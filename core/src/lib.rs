@@ -4,7 +4,11 @@
 //!
 //! * [`Mrtr`] (built with [`Mrtr::builder`]): [`Mrtr::pause`] seals, [`Mrtr::resume`] opens
 //!   and checks, [`Mrtr::verify`] checks without recording in the replay cache.
-//! * What a token is bound to: [`Binding`], [`Principal`], [`ArgsDigest`].
+//! * What a token is bound to: the engine's audience ([`Builder::audience`], or
+//!   [`Builder::without_audience`]), [`Binding`], [`Principal`], [`ArgsDigest`].
+//! * Lifetime: [`Builder::ttl_ms`], [`Builder::max_lifetime_ms`],
+//!   [`Builder::max_clock_skew_ms`]; the rollout from format v1: [`AcceptV1`],
+//!   [`Builder::seal_format`], [`TokenFormat`].
 //! * Keys: [`key::SecretKey`], [`key::Key`], [`key::KeyRing`]; the AEAD seam:
 //!   [`cipher::Cipher`].
 //! * Time: [`Clock`], [`ManualClock`]; single use: [`replay::ReplayCache`],

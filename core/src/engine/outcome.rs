@@ -19,7 +19,7 @@ impl Round {
     }
 }
 
-/// A freshly sealed token, borrowed from its [`TokenBuf`]. `Debug` never shows the token.
+/// A freshly sealed token, borrowed from its [`TokenBuf`](crate::TokenBuf). `Debug` never shows the token.
 pub struct Sealed<'b> {
     pub(super) text: &'b str,
     pub(super) token_id: TokenId,
@@ -67,7 +67,7 @@ impl core::fmt::Debug for Sealed<'_> {
     }
 }
 
-/// A token that passed the resume checks, borrowed from its [`TokenBuf`] (wiped on drop).
+/// A token that passed the resume checks, borrowed from its [`TokenBuf`](crate::TokenBuf) (wiped on drop).
 /// `Debug` never shows the continuation.
 pub struct Resumed<'b> {
     pub(super) state: StateView<'b>,
@@ -110,7 +110,7 @@ impl<'b> Resumed<'b> {
         self.state.method()
     }
 
-    /// The handler's continuation bytes, as given to [`Mrtr::pause`].
+    /// The handler's continuation bytes, as given to [`Mrtr::pause`](crate::Mrtr::pause).
     pub fn continuation(&self) -> &'b [u8] {
         self.state.continuation()
     }
