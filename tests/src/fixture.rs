@@ -40,6 +40,18 @@ pub fn builder<C: Cipher, Clk: Clock>(
     Mrtr::builder(ring(), clock).audience(AUDIENCE)
 }
 
+/// Chooses `audience` on `builder`, or, for `None`, builds without one: for tests that take the
+/// audience as data (vectors, properties). Real configurations name their choice.
+pub fn choose_audience<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize>(
+    builder: Builder<C, Clk, R, K, A>,
+    audience: Option<&str>,
+) -> Builder<C, Clk, R, K, A, AudienceChoice> {
+    match audience {
+        Some(a) => builder.audience(a),
+        None => builder.without_audience(),
+    }
+}
+
 /// A key with id `id` whose 32 secret bytes are all `secret`.
 pub fn key<C: Cipher>(id: &str, secret: u8) -> Key<C> {
     Key::new(

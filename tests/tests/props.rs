@@ -66,14 +66,10 @@ impl Case {
         ring: KeyRing<C, K>,
         clock: &'c ManualClock,
     ) -> Mrtr<C, &'c ManualClock, NoReplayCache, K> {
-        let b = Mrtr::builder(ring, clock);
-        match &self.audience {
-            Some(a) => b.audience(a),
-            None => b.without_audience(),
-        }
-        .ttl_ms(self.ttl)
-        .build()
-        .unwrap()
+        choose_audience(Mrtr::builder(ring, clock), self.audience.as_deref())
+            .ttl_ms(self.ttl)
+            .build()
+            .unwrap()
     }
 }
 

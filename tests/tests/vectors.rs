@@ -14,7 +14,7 @@ use mrtr_core::binding::Aad;
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
 use mrtr_core::{AcceptV1, Binding, ManualClock, Mrtr, Principal, Reason, Round, TokenFormat};
-use mrtr_tests::fixture::{Buf, bind, resume};
+use mrtr_tests::fixture::{Buf, bind, choose_audience, resume};
 use mrtr_tests::hex;
 use mrtr_tests::rng::{ReplayRng, SeqRng};
 use serde::{Deserialize, Serialize};
@@ -219,12 +219,7 @@ fn engine_for<'c, C: Cipher>(
     let key = SecretKey::from_slice(&v.bytes("key_hex", &v.key_hex)).expect("32-byte key");
     let kid = KeyId::new(&v.key_id).expect("valid key id");
     let ring = KeyRing::<C, 1>::new(Key::new(kid, key));
-    let builder = Mrtr::builder(ring, clock);
-    let builder = match &v.audience {
-        Some(a) => builder.audience(a),
-        None => builder.without_audience(),
-    };
-    builder
+    choose_audience(Mrtr::builder(ring, clock), v.audience.as_deref())
         .seal_format(format)
         .ttl_ms(v.ttl_ms)
         .build()

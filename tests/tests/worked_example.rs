@@ -7,7 +7,7 @@ use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_core::binding::Aad;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
 use mrtr_core::{ManualClock, Mrtr, Principal, Round, TokenFormat};
-use mrtr_tests::fixture::{Buf, bind, resume};
+use mrtr_tests::fixture::{Buf, bind, choose_audience, resume};
 use mrtr_tests::hex;
 use mrtr_tests::rng::ReplayRng;
 
@@ -44,12 +44,11 @@ fn reproduce(format: TokenFormat, audience: Option<&str>, aad_marker: &str, toke
         SecretKey::from_slice(&key).unwrap(),
     ));
     let clock = ManualClock::new(1_764_460_800_000);
-    let builder = Mrtr::builder(ring, &clock);
-    let builder = match audience {
-        Some(a) => builder.audience(a),
-        None => builder.without_audience(),
-    };
-    let mrtr = builder.seal_format(format).ttl_ms(300_000).build().unwrap();
+    let mrtr = choose_audience(Mrtr::builder(ring, &clock), audience)
+        .seal_format(format)
+        .ttl_ms(300_000)
+        .build()
+        .unwrap();
     let who = Principal::User {
         issuer: "https://idp.example",
         subject: "alice",

@@ -14,12 +14,9 @@ fn service<'c, C: Cipher>(
     clock: &'c ManualClock,
     audience: Option<&str>,
 ) -> Mrtr<C, &'c ManualClock> {
-    let b = Mrtr::builder(ring::<C>(), clock);
-    match audience {
-        Some(a) => b.audience(a).build(),
-        None => b.without_audience().build(),
-    }
-    .unwrap()
+    choose_audience(Mrtr::builder(ring::<C>(), clock), audience)
+        .build()
+        .unwrap()
 }
 
 fn two_services_with_one_key_refuse_each_others_tokens<C: Cipher>() {
