@@ -28,6 +28,7 @@ const CYCLE_CACHE: usize = 2_000_000;
 /// for exactly that size (`N = token_len_for(n)`).
 fn mrtr_rows<C: Cipher, const N: usize>(c: &mut Criterion, id: &str, n: usize) {
     let mrtr = Mrtr::builder(key_ring::<C>(), SystemClock)
+        .without_audience()
         .build()
         .expect("config");
     let call = binding();
@@ -116,6 +117,7 @@ fn cycle<C: Cipher, G: TryCryptoRng, const N: usize>(
     // Chains here run for a million rounds: lift the cap and keep every other check. Ids
     // live 2 s, so the cache holds the last ~2 s of ids.
     let chain = Mrtr::builder(key_ring::<C>(), SystemClock)
+        .without_audience()
         .ttl_ms(2_000)
         .max_rounds(u32::MAX)
         .replay_cache(MemoryReplayCache::new(CYCLE_CACHE))
@@ -145,6 +147,7 @@ fn cycle<C: Cipher, G: TryCryptoRng, const N: usize>(
 /// userspace generator (diagnostic row, not a supported configuration).
 fn mrtr_fast_rng<const N: usize>(c: &mut Criterion, n: usize) {
     let mrtr = Mrtr::builder(key_ring::<Aes256Gcm>(), SystemClock)
+        .without_audience()
         .build()
         .expect("config");
     let mut out = TokenBuf::<N>::new();
@@ -164,6 +167,7 @@ fn mrtr_fast_rng<const N: usize>(c: &mut Criterion, n: usize) {
 /// text of a real token for each continuation size (diagnostic: the proposed core change).
 fn b64_rows<const N: usize>(c: &mut Criterion, n: usize) {
     let mrtr = Mrtr::builder(key_ring::<Aes256Gcm>(), SystemClock)
+        .without_audience()
         .build()
         .expect("config");
     let mut out = TokenBuf::<N>::new();

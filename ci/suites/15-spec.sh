@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The written specification against the code: docs/token-format.md's worked example and its
-# Python decoder, and the golden vectors decoded by an independent Python implementation.
+# The written specification against the code: docs/token-format.md's worked examples (v2 and
+# v1) through the document's own Python decoder, and the golden vectors of both formats decoded
+# by an independent Python implementation.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 cd "$MRTR_ROOT"

@@ -3,10 +3,15 @@
 //! The associated data (AAD) authenticated with every token is, byte for byte:
 //!
 //! ```text
-//! header || principal || method 0x00 protocolVersion 0x00 target
+//! v2: header || audience || principal || method 0x00 protocolVersion 0x00 target
+//! v1: header ||             principal || method 0x00 protocolVersion 0x00 target
 //! ```
 //!
 //! * `header` is the token's own header (format version, algorithm id, key id length, key id);
+//!   its first byte, the format version, selects the layout;
+//! * `audience` (v2 only) is `0x00` for an engine built without one, or
+//!   `0x01 || u16be(len audience) || audience` (1 to 255 bytes of UTF-8): the operator-set
+//!   identity of the service that seals and opens the token;
 //! * `principal` is `0x00` for an anonymous caller, or
 //!   `0x01 || u16be(len issuer) || issuer || u16be(len subject) || subject`;
 //! * `method NUL protocolVersion NUL target` is the seed's canonical form: the JSON-RPC method,
@@ -18,86 +23,13 @@
 
 use core::fmt;
 
-use crate::token::MAX_HEADER_LEN;
+use crate::limits::{HEADER_FIXED_LEN, MAX_HEADER_LEN, aad_len, audience_len, principal_len};
+use crate::token::TokenFormat;
 
-/// Longest JSON-RPC method name, in bytes.
-pub const MAX_METHOD_LEN: usize = 32;
-/// Longest protocol version string, in bytes.
-pub const MAX_VERSION_LEN: usize = 32;
-/// Longest target (tool name, prompt name or resource URI), in bytes.
-pub const MAX_TARGET_LEN: usize = 1024;
-/// Longest principal issuer or subject, in bytes.
-pub const MAX_PRINCIPAL_FIELD_LEN: usize = 255;
-
-/// Limits on each field of a binding, whose sum (plus the longest token header and the
-/// separators) sizes an associated-data buffer: [`AadLimits::capacity`].
-///
-/// [`Binding::new`] always enforces [`AadLimits::DEFAULT`]. An engine built with a smaller
-/// AAD capacity ([`crate::Builder::aad_capacity`]) refuses, as a whole, any binding whose
-/// associated data would not fit ([`Binding::aad_len`]); sizing that capacity from the
-/// fields a deployment really sees keeps the buffer, and the stack of a seal or a resume,
-/// small on a microcontroller:
-///
-/// ```
-/// use mrtr_core::binding::{AadLimits, MAX_AAD_LEN};
-/// // A gateway whose tool names and principal fields stay within 64 bytes.
-/// const GATEWAY: usize =
-///     AadLimits { target: 64, principal_field: 64, ..AadLimits::DEFAULT }.capacity();
-/// assert_eq!(GATEWAY, 282);
-/// assert_eq!(AadLimits::DEFAULT.capacity(), MAX_AAD_LEN);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct AadLimits {
-    /// Longest JSON-RPC method, in bytes.
-    pub method: usize,
-    /// Longest protocol version, in bytes.
-    pub protocol_version: usize,
-    /// Longest target, in bytes.
-    pub target: usize,
-    /// Longest principal issuer, and longest subject, in bytes (each).
-    pub principal_field: usize,
-}
-
-impl AadLimits {
-    /// The limits [`Binding::new`] enforces: method 32, protocol version 32, target 1,024,
-    /// issuer and subject 255 bytes each.
-    pub const DEFAULT: Self = Self {
-        method: MAX_METHOD_LEN,
-        protocol_version: MAX_VERSION_LEN,
-        target: MAX_TARGET_LEN,
-        principal_field: MAX_PRINCIPAL_FIELD_LEN,
-    };
-
-    /// The longest associated data a binding within these limits produces, with the longest
-    /// token header: the AAD capacity that holds every such binding.
-    pub const fn capacity(self) -> usize {
-        aad_len(
-            self.method,
-            self.protocol_version,
-            self.target,
-            principal_len(Some((self.principal_field, self.principal_field))),
-        )
-    }
-}
-
-/// Length of the associated data for fields of these lengths, where `principal` is the
-/// length of the encoded principal, with the longest token header.
-const fn aad_len(method: usize, protocol_version: usize, target: usize, principal: usize) -> usize {
-    MAX_HEADER_LEN + principal + method + 1 + protocol_version + 1 + target
-}
-
-/// Length of an encoded principal: `0x00`, or `0x01` and two length-prefixed fields.
-const fn principal_len(fields: Option<(usize, usize)>) -> usize {
-    match fields {
-        None => 1,
-        Some((issuer, subject)) => 1 + 2 + issuer + 2 + subject,
-    }
-}
-
-/// The default capacity of the associated-data buffer: the longest AAD any valid binding
-/// produces ([`AadLimits::DEFAULT`]`.capacity()`, 1,624 bytes). Hosts use it.
-pub const MAX_AAD_LEN: usize = AadLimits::DEFAULT.capacity();
+pub use crate::limits::{
+    AadLimits, MAX_AAD_LEN, MAX_AUDIENCE_LEN, MAX_METHOD_LEN, MAX_PRINCIPAL_FIELD_LEN,
+    MAX_TARGET_LEN, MAX_VERSION_LEN,
+};
 
 /// The caller a token belongs to.
 ///
@@ -235,18 +167,20 @@ impl<'a> Binding<'a> {
         self.principal
     }
 
-    /// Length of the associated data this binding produces with the longest token header:
-    /// an engine of AAD capacity `A` accepts it when `aad_len() <= A`.
-    pub fn aad_len(&self) -> usize {
+    /// Length of the associated data this binding produces for `audience` with the longest
+    /// token header, in the longest format (v2; v1 has no audience field): an engine of AAD
+    /// capacity `A` bound to `audience` accepts the binding when `aad_len(audience) <= A`.
+    pub fn aad_len(&self, audience: Option<&str>) -> usize {
         let principal = match self.principal {
             Principal::Anonymous => None,
             Principal::User { issuer, subject } => Some((issuer.len(), subject.len())),
         };
         aad_len(
+            audience_len(audience.map(str::len)),
+            principal_len(principal),
             self.method.len(),
             self.protocol_version.len(),
             self.target.len(),
-            principal_len(principal),
         )
     }
 }
@@ -264,20 +198,18 @@ pub struct Aad<const CAP: usize = MAX_AAD_LEN> {
 impl Aad {
     /// An empty buffer of the default capacity, to be filled in place with [`Aad::fill`].
     ///
-    /// The buffer is large (about 1.6 KiB): on small stacks, keep one `Aad` in place and fill
+    /// The buffer is large (about 1.9 KiB): on small stacks, keep one `Aad` in place and fill
     /// it rather than moving built values around (each move can cost a stack copy), or use a
     /// smaller capacity ([`Aad::empty`]).
     pub const fn new() -> Self {
         Self::empty()
     }
 
-    /// Builds the canonical associated data for a token header and a binding, at the default
-    /// capacity.
-    ///
-    /// Returns `None` only if `header` is longer than a valid header can be.
-    pub fn build(header: &[u8], binding: &Binding<'_>) -> Option<Self> {
+    /// Builds the canonical associated data for a token header, an audience and a binding,
+    /// at the default capacity (see [`Aad::fill`]).
+    pub fn build(header: &[u8], audience: Option<&str>, binding: &Binding<'_>) -> Option<Self> {
         let mut aad = Self::new();
-        aad.fill(header, binding)?;
+        aad.fill(header, audience, binding)?;
         Some(aad)
     }
 }
@@ -296,18 +228,43 @@ impl<const CAP: usize> Aad<CAP> {
         CAP
     }
 
-    /// Replaces the contents with the canonical associated data for `header` and `binding`,
-    /// in place, and returns the bytes.
+    /// Replaces the contents with the canonical associated data for `header`, `audience` and
+    /// `binding`, in place, and returns the bytes. The header's first byte, the token format
+    /// version, selects the layout: v2 binds the audience (`None`: bound as "no audience"),
+    /// v1 has no audience field and takes only `None`.
     ///
-    /// Returns `None`, leaving the buffer empty, if `header` is longer than a valid header can
-    /// be or the associated data does not fit `CAP` bytes.
-    pub fn fill(&mut self, header: &[u8], binding: &Binding<'_>) -> Option<&[u8]> {
+    /// Returns `None`, leaving the buffer empty, if `header` is shorter or longer than a
+    /// header can be or names an unknown format, if `audience` is empty, longer than
+    /// [`MAX_AUDIENCE_LEN`] or given for v1, or if [`Binding::aad_len`] exceeds `CAP`: the
+    /// capacity is judged with the longest header and the v2 layout, so whether a binding fits
+    /// never depends on the key id or the format of a token.
+    pub fn fill(
+        &mut self,
+        header: &[u8],
+        audience: Option<&str>,
+        binding: &Binding<'_>,
+    ) -> Option<&[u8]> {
         self.len = 0;
-        let needed = binding.aad_len() - MAX_HEADER_LEN + header.len();
-        if header.len() > MAX_HEADER_LEN || needed > CAP {
+        if header.len() <= HEADER_FIXED_LEN
+            || header.len() > MAX_HEADER_LEN
+            || audience.is_some_and(|a| a.is_empty() || a.len() > MAX_AUDIENCE_LEN)
+            || binding.aad_len(audience) > CAP
+        {
+            return None;
+        }
+        let format = TokenFormat::from_byte(header[0])?;
+        if format == TokenFormat::V1 && audience.is_some() {
             return None;
         }
         self.put(header);
+        match (format, audience) {
+            (TokenFormat::V1, _) => {}
+            (TokenFormat::V2, None) => self.put(&[0x00]),
+            (TokenFormat::V2, Some(audience)) => {
+                self.put(&[0x01]);
+                self.put_prefixed(audience.as_bytes());
+            }
+        }
         match binding.principal {
             Principal::Anonymous => self.put(&[0x00]),
             Principal::User { issuer, subject } => {
@@ -339,7 +296,7 @@ impl<const CAP: usize> Aad<CAP> {
     }
 
     fn put_prefixed(&mut self, bytes: &[u8]) {
-        // Fields are at most 255 bytes, so the length always fits a u16.
+        // Fields and audiences are at most 255 bytes, so the length always fits a u16.
         self.put(&(bytes.len() as u16).to_be_bytes());
         self.put(bytes);
     }

@@ -35,6 +35,9 @@ pub enum Reason {
     UnsupportedVersion,
     /// The header names another AEAD algorithm than the key ring's.
     WrongAlgorithm,
+    /// A format v1 token, which this engine no longer opens: its v1 window is over, or v1
+    /// was turned off ([`AcceptV1`](crate::AcceptV1)).
+    VersionRetired,
     /// The header's key id is not in the key ring.
     UnknownKey,
     /// Authentication failed: tampered bytes, or another method, protocol version, target,
@@ -46,6 +49,12 @@ pub enum Reason {
     MethodMismatch,
     /// Past its expiry (`expires_at <= now`).
     Expired,
+    /// Its sealed lifetime (`expires_at − issued_at`) is longer than the configured maximum
+    /// lifetime (by default the TTL): sealed under a longer TTL, or by a foreign sealer.
+    LifetimeExceeded,
+    /// Issued later than the verifier's now plus the allowed clock skew (default 60 s): sealed
+    /// by a node whose clock runs ahead.
+    IssuedInFuture,
     /// Resuming would exceed the configured maximum number of rounds.
     RoundsExceeded,
     /// The request's arguments differ from the ones the token was sealed with.
@@ -68,16 +77,19 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, in check order.
-    pub const ALL: [Reason; 16] = [
+    pub const ALL: &'static [Reason] = &[
         Self::TooLong,
         Self::Malformed,
         Self::UnsupportedVersion,
         Self::WrongAlgorithm,
+        Self::VersionRetired,
         Self::UnknownKey,
         Self::Tampered,
         Self::BadState,
         Self::MethodMismatch,
         Self::Expired,
+        Self::LifetimeExceeded,
+        Self::IssuedInFuture,
         Self::RoundsExceeded,
         Self::ArgumentsMismatch,
         Self::Replayed,
@@ -94,11 +106,14 @@ impl Reason {
             Self::Malformed => "malformed",
             Self::UnsupportedVersion => "unsupported_version",
             Self::WrongAlgorithm => "wrong_algorithm",
+            Self::VersionRetired => "version_retired",
             Self::UnknownKey => "unknown_key",
             Self::Tampered => "tampered",
             Self::BadState => "bad_state",
             Self::MethodMismatch => "method_mismatch",
             Self::Expired => "expired",
+            Self::LifetimeExceeded => "lifetime_exceeded",
+            Self::IssuedInFuture => "issued_in_future",
             Self::RoundsExceeded => "rounds_exceeded",
             Self::ArgumentsMismatch => "arguments_mismatch",
             Self::Replayed => "replayed",
@@ -230,11 +245,22 @@ impl From<BindingError> for SealError {
 /// Why a configuration was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The TTL must be greater than zero.
     ZeroTtl,
     /// The maximum number of rounds must be at least 1.
     ZeroMaxRounds,
+    /// The audience is empty: choose [`Builder::without_audience`](crate::Builder::without_audience)
+    /// to bind none.
+    EmptyAudience,
+    /// The audience is longer than [`MAX_AUDIENCE_LEN`](crate::limits::MAX_AUDIENCE_LEN).
+    AudienceTooLong,
+    /// The maximum lifetime is shorter than the TTL: the engine would refuse its own tokens.
+    LifetimeBelowTtl,
+    /// The engine would seal a format it is configured not to open (v1 sealing with v1 tokens
+    /// refused or accepted only until a deadline).
+    SealsRefusedFormat,
 }
 
 impl fmt::Display for ConfigError {
@@ -242,6 +268,14 @@ impl fmt::Display for ConfigError {
         f.write_str(match self {
             Self::ZeroTtl => "ttl must be greater than 0 ms",
             Self::ZeroMaxRounds => "max rounds must be at least 1",
+            Self::EmptyAudience => {
+                "audience is empty (use without_audience() to bind none deliberately)"
+            }
+            Self::AudienceTooLong => "audience is longer than 255 bytes",
+            Self::LifetimeBelowTtl => "max lifetime must be at least the ttl",
+            Self::SealsRefusedFormat => {
+                "an engine that seals v1 must accept v1 (AcceptV1::Always or the default)"
+            }
         })
     }
 }

@@ -16,11 +16,7 @@ use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::cipher::{Algorithm, Cipher};
 
-/// Length of every key, in bytes (256-bit keys for all supported algorithms).
-pub const KEY_LEN: usize = 32;
-
-/// Longest key id, in bytes.
-pub const MAX_KEY_ID_LEN: usize = 16;
+pub use crate::limits::{KEY_LEN, MAX_KEY_ID_LEN};
 
 /// Default number of seals one key may perform with random nonces before it refuses.
 ///
@@ -126,6 +122,7 @@ impl defmt::Format for KeyId {
 /// Why a key or key ring could not be built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum KeyError {
     /// Key material is not exactly 32 bytes.
     BadKeyLength,

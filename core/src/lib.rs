@@ -4,14 +4,19 @@
 //!
 //! * [`Mrtr`] (built with [`Mrtr::builder`]): [`Mrtr::pause`] seals, [`Mrtr::resume`] opens
 //!   and checks, [`Mrtr::verify`] checks without recording in the replay cache.
-//! * What a token is bound to: [`Binding`], [`Principal`], [`ArgsDigest`].
+//! * What a token is bound to: the engine's audience ([`Builder::audience`], or
+//!   [`Builder::without_audience`]), [`Binding`], [`Principal`], [`ArgsDigest`].
+//! * Lifetime: [`Builder::ttl_ms`], [`Builder::max_lifetime_ms`],
+//!   [`Builder::max_clock_skew_ms`]; the rollout from format v1: [`AcceptV1`],
+//!   [`Builder::seal_format`], [`TokenFormat`].
 //! * Keys: [`key::SecretKey`], [`key::Key`], [`key::KeyRing`]; the AEAD seam:
 //!   [`cipher::Cipher`].
 //! * Time: [`Clock`], [`ManualClock`]; single use: [`replay::ReplayCache`],
 //!   [`replay::ReplaySet`], [`replay::SharedReplaySet`].
 //! * Outcomes: [`Sealed`], [`Resumed`], [`Rejection`] with its [`Reason`] and [`WireError`],
 //!   [`SealError`], [`ConfigError`].
-//! * Bytes: [`TokenBuf`] and [`token_len_for`]; the format in [`token`] and [`state`].
+//! * Bytes: [`TokenBuf`] and [`token_len_for`]; the format in [`token`] (header, framing,
+//!   [`TokenFormat`]) and [`state`] (the sealed plaintext); every size limit in [`limits`].
 //! * Subscriptions: [`lease`].
 
 #![no_std]
@@ -26,13 +31,18 @@ pub mod engine;
 pub mod error;
 pub mod key;
 pub mod lease;
+pub mod limits;
 pub mod replay;
-pub mod state;
 pub mod token;
+
+pub use token::state;
 
 pub use binding::{Binding, BindingError, Principal};
 pub use clock::{Clock, ManualClock};
-pub use engine::{Builder, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, Mrtr, Resumed, Round, Sealed};
+pub use engine::{
+    AcceptV1, Builder, DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, Mrtr,
+    Resumed, Round, Sealed,
+};
 pub use error::{ConfigError, ErrorDetail, Reason, Rejection, SealError, WireError};
 pub use state::{ArgsDigest, TokenId};
-pub use token::{TokenBuf, token_len_for};
+pub use token::{TokenBuf, TokenFormat, token_len_for};

@@ -1,12 +1,14 @@
-//! The associated-data builder is injective: the bytes parse back to exactly the tuple that
-//! built them, two different tuples never give equal bytes (including tuples made by moving
-//! bytes across a field boundary), and `Binding::new` accepts exactly the documented limits.
+//! The associated-data builder is injective across token formats v1 and v2: the bytes parse
+//! back to exactly the tuple that built them, two different tuples never give equal bytes
+//! (including tuples made by moving bytes across a field boundary), `Binding::new` accepts
+//! exactly the documented limits, and `Aad::build` takes exactly the documented headers and
+//! audiences (v1: none; v2: none, or 1 to 255 bytes).
 #![no_main]
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use mrtr_core::binding::{
-    Aad, MAX_METHOD_LEN, MAX_PRINCIPAL_FIELD_LEN, MAX_TARGET_LEN, MAX_VERSION_LEN,
+    Aad, MAX_AUDIENCE_LEN, MAX_METHOD_LEN, MAX_PRINCIPAL_FIELD_LEN, MAX_TARGET_LEN, MAX_VERSION_LEN,
 };
 use mrtr_core::{Binding, Principal};
 
@@ -15,6 +17,7 @@ struct Tuple {
     version: u8,
     algorithm: u8,
     key_id: Vec<u8>,
+    audience: Option<String>,
     principal: Option<(String, String)>,
     method: String,
     protocol_version: String,
@@ -60,7 +63,16 @@ impl Tuple {
             })
     }
 
-    /// The AAD bytes, or `None` if the tuple is not a valid header and binding.
+    /// Whether the format in the header carries this audience.
+    fn audience_fits(&self) -> bool {
+        match (self.version, &self.audience) {
+            (1, None) | (2, None) => true,
+            (2, Some(a)) => !a.is_empty() && a.len() <= MAX_AUDIENCE_LEN,
+            _ => false,
+        }
+    }
+
+    /// The AAD bytes, or `None` if the tuple is not a valid header, audience and binding.
     fn aad(&self) -> Option<Vec<u8>> {
         let header = self.header()?;
         let binding = Binding::new(
@@ -70,8 +82,9 @@ impl Tuple {
             self.principal(),
         );
         assert_eq!(binding.is_ok(), self.within_limits(), "limits: {self:?}");
-        let aad = Aad::build(&header, &binding.ok()?).expect("valid header");
-        Some(aad.as_bytes().to_vec())
+        let aad = Aad::build(&header, self.audience.as_deref(), &binding.ok()?);
+        assert_eq!(aad.is_some(), self.audience_fits(), "audience: {self:?}");
+        Some(aad?.as_bytes().to_vec())
     }
 
     /// Moves up to `n` bytes across boundary `which`, keeping every field valid UTF-8.
@@ -86,12 +99,17 @@ impl Tuple {
         }
         let mut t = self.clone();
         let n = n as usize;
-        match which % 4 {
+        match which % 5 {
             0 => move_tail(&mut t.method, &mut t.protocol_version, n),
             1 => move_tail(&mut t.protocol_version, &mut t.target, n),
             2 => {
                 if let Some((issuer, subject)) = &mut t.principal {
                     move_tail(issuer, subject, n);
+                }
+            }
+            3 => {
+                if let (Some(audience), Some((issuer, _))) = (&mut t.audience, &mut t.principal) {
+                    move_tail(audience, issuer, n);
                 }
             }
             _ => {
@@ -105,25 +123,38 @@ impl Tuple {
     }
 }
 
-/// Reads the tuple back from AAD bytes, following the documented layout.
+/// Takes a `u16be` length-prefixed UTF-8 field off the front of `rest`.
+fn field(rest: &mut &[u8]) -> String {
+    let len = u16::from_be_bytes([rest[0], rest[1]]) as usize;
+    let value = String::from_utf8(rest[2..2 + len].to_vec()).expect("utf-8");
+    *rest = &rest[2 + len..];
+    value
+}
+
+/// Reads the tuple back from AAD bytes, following the documented layout of its format.
 fn parse(aad: &[u8]) -> Tuple {
     let k = aad[2] as usize;
     let (header, mut rest) = aad.split_at(3 + k);
-    let principal = match rest[0] {
-        0 => {
+    let audience = match header[0] {
+        1 => None,
+        2 => {
+            let tag = rest[0];
             rest = &rest[1..];
-            None
+            match tag {
+                0 => None,
+                1 => Some(field(&mut rest)),
+                other => panic!("audience tag {other}"),
+            }
         }
+        other => panic!("format {other}"),
+    };
+    let tag = rest[0];
+    rest = &rest[1..];
+    let principal = match tag {
+        0 => None,
         1 => {
-            rest = &rest[1..];
-            let mut field = || {
-                let len = u16::from_be_bytes([rest[0], rest[1]]) as usize;
-                let value = String::from_utf8(rest[2..2 + len].to_vec()).expect("utf-8");
-                rest = &rest[2 + len..];
-                value
-            };
-            let issuer = field();
-            let subject = field();
+            let issuer = field(&mut rest);
+            let subject = field(&mut rest);
             Some((issuer, subject))
         }
         other => panic!("principal tag {other}"),
@@ -137,6 +168,7 @@ fn parse(aad: &[u8]) -> Tuple {
         version: header[0],
         algorithm: header[1],
         key_id: header[3..].to_vec(),
+        audience,
         principal,
         method,
         protocol_version,

@@ -66,8 +66,8 @@ fuzz_target!(|data: &[u8]| {
         None
     };
     assert_eq!(
-        req.args_digest().copied().map_err(|_| ()),
-        jcs::args_digest(arguments).map_err(|_| ())
+        req.args_digest().ok().copied(),
+        jcs::args_digest(arguments).ok()
     );
     assert!(!echoes(&format!("{req:?}")), "Debug shows the token");
 

@@ -1,7 +1,8 @@
-//! Past the tag: the input is a state plaintext, sealed correctly under a fixture key, so the
-//! fuzzer drives state parsing and the method/expiry/round/argument checks directly. The
-//! engine's answer must match the documented format and check order, and `StateView` must
-//! agree with an independent parse of the same bytes.
+//! Past the tag: the input is a state plaintext, sealed correctly under a fixture key in
+//! format v1 or v2, so the fuzzer drives state parsing and the method, expiry, lifetime, issue
+//! time, round and argument checks directly. The engine's answer must match the documented
+//! format and check order, and `StateView` must agree with an independent parse of the same
+//! bytes.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -35,8 +36,10 @@ fuzz_target!(|data: &[u8]| {
     } else {
         fixture::PREVIOUS
     };
+    // Bit 1 picks the format: v2 (bound to the fixture's audience) or v1 (no audience).
+    let version = if select & 2 == 0 { 2 } else { 1 };
     let nonce = [select; format::NONCE_LEN];
-    let token = format::seal_token(key, nonce, plain);
+    let token = format::seal_token(version, key, nonce, plain);
     let text = format::b64(&token);
     let outcome = check::resume_text(&text);
     match expect::before_aead(&token, text.len()) {

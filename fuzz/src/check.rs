@@ -4,8 +4,9 @@ use mrtr_core::error::{INVALID_PARAMS, REJECTION_MESSAGE, UNIFORM_REASON};
 use mrtr_core::replay::SharedReplaySet;
 use mrtr_core::{ErrorDetail, Reason, Rejection, Resumed};
 
-use crate::fixture::{self, ARGS, MAX_ROUNDS, NOW_MS};
-use crate::format::State;
+use crate::expect;
+use crate::fixture::{self, ARGS, MAX_LIFETIME_MS, MAX_ROUNDS, MAX_SKEW_MS, NOW_MS};
+use crate::format::{self, State};
 
 /// What a resume returned, reduced to comparable values.
 pub type Outcome = Result<State, Reason>;
@@ -59,6 +60,14 @@ pub fn resume_text(text: &str) -> Outcome {
         assert_eq!(state.method, binding.method());
         assert!(state.expires_at > NOW_MS, "accepted an expired token");
         assert!(
+            state.expires_at - state.issued_at <= MAX_LIFETIME_MS,
+            "accepted a token longer-lived than the maximum"
+        );
+        assert!(
+            state.issued_at <= NOW_MS + MAX_SKEW_MS,
+            "accepted a token issued too far ahead"
+        );
+        assert!(
             state.round >= 1 && state.round < MAX_ROUNDS,
             "round cap bypassed"
         );
@@ -69,6 +78,22 @@ pub fn resume_text(text: &str) -> Outcome {
             text.len() <= fixture::N,
             "accepted a token longer than the buffer"
         );
+    }
+
+    // With v1 turned off, a v1 token is refused as retired, decided from its header alone;
+    // everything else gets the same answer.
+    let mut buf = fixture::buf();
+    let off = fixture::engine_v1_off()
+        .resume(text, &binding, &ARGS, &mut buf)
+        .map(|r| opened(&r))
+        .map_err(|e| e.reason());
+    let retired = format::decode(text)
+        .and_then(|bytes| expect::before_aead_with(&bytes, text.len(), false))
+        == Some(Reason::VersionRetired);
+    if retired {
+        assert_eq!(off, Err(Reason::VersionRetired), "v1 not retired");
+    } else {
+        assert_eq!(off, outcome, "turning v1 off changed a non-v1 outcome");
     }
 
     // Single use: an accepted token is accepted once, then refused as a replay.

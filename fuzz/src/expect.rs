@@ -2,7 +2,7 @@
 
 use mrtr_core::Reason;
 
-use crate::fixture::{self, MAX_ROUNDS, N, NOW_MS};
+use crate::fixture::{self, MAX_LIFETIME_MS, MAX_ROUNDS, MAX_SKEW_MS, N, NOW_MS};
 use crate::format::{self, MAX_KID, NONCE_LEN, STATE_FIXED, State};
 
 const TAG: usize = 16;
@@ -10,16 +10,22 @@ const TAG: usize = 16;
 const MIN_STATE: usize = STATE_FIXED + 1;
 
 /// The rejection decided before any cryptography (length, base64, header, framing, key id),
-/// or `None` when the token reaches the AEAD. `bytes` is the decoded token, `text_len` the
-/// length of its text.
+/// or `None` when the token reaches the AEAD, on the fixture's engine (which still opens v1).
+/// `bytes` is the decoded token, `text_len` the length of its text.
 pub fn before_aead(bytes: &[u8], text_len: usize) -> Option<Reason> {
+    before_aead_with(bytes, text_len, true)
+}
+
+/// [`before_aead`] on an engine that opens v1 tokens if `v1_open`, and refuses them as
+/// retired otherwise.
+pub fn before_aead_with(bytes: &[u8], text_len: usize, v1_open: bool) -> Option<Reason> {
     if text_len > N {
         return Some(Reason::TooLong);
     }
     if bytes.len() < 3 {
         return Some(Reason::Malformed);
     }
-    if bytes[0] != 1 {
+    if bytes[0] != 1 && bytes[0] != 2 {
         return Some(Reason::UnsupportedVersion);
     }
     if bytes[1] != 1 {
@@ -28,6 +34,9 @@ pub fn before_aead(bytes: &[u8], text_len: usize) -> Option<Reason> {
     let k = bytes[2] as usize;
     if k == 0 || k > MAX_KID || bytes.len() < 3 + k + NONCE_LEN + MIN_STATE + TAG {
         return Some(Reason::Malformed);
+    }
+    if bytes[0] == 1 && !v1_open {
+        return Some(Reason::VersionRetired);
     }
     let kid = &bytes[3..3 + k];
     if ![fixture::CURRENT.0, fixture::PREVIOUS.0]
@@ -48,6 +57,12 @@ pub fn after_aead(plain: &[u8]) -> Result<State, Reason> {
     }
     if state.expires_at <= NOW_MS {
         return Err(Reason::Expired);
+    }
+    if state.expires_at - state.issued_at > MAX_LIFETIME_MS {
+        return Err(Reason::LifetimeExceeded);
+    }
+    if state.issued_at > NOW_MS + MAX_SKEW_MS {
+        return Err(Reason::IssuedInFuture);
     }
     if state.round >= MAX_ROUNDS {
         return Err(Reason::RoundsExceeded);

@@ -3,12 +3,21 @@
 use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
 use mrtr_core::replay::{NoReplayCache, SharedReplaySet};
-use mrtr_core::{Binding, ErrorDetail, ManualClock, Mrtr, Principal, TokenBuf, token_len_for};
+use mrtr_core::{
+    AcceptV1, Binding, DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_TTL_MS, ErrorDetail, ManualClock, Mrtr,
+    Principal, TokenBuf, token_len_for,
+};
 
 /// The fixed "now" of every resume, ms since the epoch.
 pub const NOW_MS: u64 = 1_780_000_000_000;
 /// The configured round cap (the library default).
 pub const MAX_ROUNDS: u32 = 10;
+/// The longest lifetime a token may claim (the library default: the TTL).
+pub const MAX_LIFETIME_MS: u64 = DEFAULT_TTL_MS;
+/// How far a token's issue time may lie after "now" (the library default).
+pub const MAX_SKEW_MS: u64 = DEFAULT_MAX_CLOCK_SKEW_MS;
+/// The service identity format v2 tokens are bound to.
+pub const AUDIENCE: &str = "fuzz.example";
 /// The sealing key and its id.
 pub const CURRENT: (&str, [u8; 32]) = ("fz-1", [0x11; 32]);
 /// A rotated-out key that still opens.
@@ -43,10 +52,22 @@ pub fn ring(current: (&str, [u8; 32]), previous: (&str, [u8; 32])) -> KeyRing<Ae
         .expect("distinct key ids")
 }
 
-/// The engine at [`NOW_MS`] with the default TTL and round cap.
+/// The engine at [`NOW_MS`] with the defaults: TTL, lifetime, skew, round cap, and the v1
+/// window (it was built at "now", so v1 tokens still open).
 pub fn engine(detail: ErrorDetail) -> Engine {
     Mrtr::builder(ring(CURRENT, PREVIOUS), ManualClock::new(NOW_MS))
+        .audience(AUDIENCE)
         .error_detail(detail)
+        .build()
+        .expect("valid config")
+}
+
+/// The same engine with v1 turned off.
+pub fn engine_v1_off() -> Engine {
+    Mrtr::builder(ring(CURRENT, PREVIOUS), ManualClock::new(NOW_MS))
+        .audience(AUDIENCE)
+        .accept_v1(AcceptV1::Never)
+        .error_detail(ErrorDetail::Detailed)
         .build()
         .expect("valid config")
 }
@@ -54,6 +75,7 @@ pub fn engine(detail: ErrorDetail) -> Engine {
 /// The same engine, single use through a replay set.
 pub fn engine_single_use(replay: &SharedReplaySet<4>) -> Engine<&SharedReplaySet<4>> {
     Mrtr::builder(ring(CURRENT, PREVIOUS), ManualClock::new(NOW_MS))
+        .audience(AUDIENCE)
         .replay_cache(replay)
         .build()
         .expect("valid config")

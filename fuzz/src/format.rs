@@ -1,4 +1,5 @@
-//! The token and state byte formats (v1), written from their documentation.
+//! The token and state byte formats (token formats v1 and v2, state layout 1), written from
+//! their documentation.
 
 use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_core::binding::Aad;
@@ -72,17 +73,29 @@ pub fn encode_state(s: &State) -> Vec<u8> {
     out
 }
 
-/// A token header: version 1, AES-256-GCM, the key id.
-pub fn header(kid: &str) -> Vec<u8> {
-    let mut h = vec![1u8, 1, kid.len() as u8];
+/// A token header: format `version`, AES-256-GCM, the key id.
+pub fn header(version: u8, kid: &str) -> Vec<u8> {
+    let mut h = vec![version, 1, kid.len() as u8];
     h.extend_from_slice(kid.as_bytes());
     h
 }
 
-/// Seals `state` as a complete decoded token under `key`, bound to the fixture's binding.
-pub fn seal_token(key: (&str, [u8; 32]), nonce: [u8; NONCE_LEN], state: &[u8]) -> Vec<u8> {
-    let header = header(key.0);
-    let aad = Aad::build(&header, &fixture::binding()).expect("valid header");
+/// What a token of this header is bound to on the fixture's engine: v2 binds the audience,
+/// v1 has none.
+pub fn audience(header: &[u8]) -> Option<&'static str> {
+    (header[0] == 2).then_some(fixture::AUDIENCE)
+}
+
+/// Seals `state` as a complete decoded token of format `version` under `key`, bound to the
+/// fixture's binding (and, in v2, its audience).
+pub fn seal_token(
+    version: u8,
+    key: (&str, [u8; 32]),
+    nonce: [u8; NONCE_LEN],
+    state: &[u8],
+) -> Vec<u8> {
+    let header = header(version, key.0);
+    let aad = Aad::build(&header, audience(&header), &fixture::binding()).expect("valid header");
     let cipher = Aes256Gcm::new(&SecretKey::from_bytes(key.1));
     let mut body = state.to_vec();
     let tag = cipher
@@ -119,13 +132,21 @@ pub fn open_token(token: &[u8]) -> Option<Vec<u8>> {
     let key = [fixture::CURRENT, fixture::PREVIOUS]
         .into_iter()
         .find(|k| k.0.as_bytes() == kid)?;
-    let aad = Aad::build(header, &fixture::binding())?;
+    let aad = Aad::build(header, audience(header), &fixture::binding())?;
     let cipher = Aes256Gcm::new(&SecretKey::from_bytes(key.1));
     let mut plain = body.to_vec();
     cipher
         .open_in_place(nonce, aad.as_bytes(), &mut plain, tag)
         .ok()?;
     Some(plain)
+}
+
+/// Decodes strict unpadded base64url (canonical trailing bits), by the `base64` crate.
+pub fn decode(text: &str) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(text)
+        .ok()
 }
 
 /// Unpadded base64url, by the `base64` crate (the reference for the differential target).

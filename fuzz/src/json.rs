@@ -34,6 +34,7 @@ pub fn engine() -> StdEngine {
         fixture::ring(fixture::CURRENT, fixture::PREVIOUS),
         ManualClock::new(NOW_MS),
     )
+    .audience(fixture::AUDIENCE)
     .build()
     .expect("config");
     Engine::new(mrtr, SharedReplaySet::new())
@@ -58,6 +59,7 @@ fn token_for(method: &str, params: &Value, continuation: &[u8], seed: u64) -> St
         fixture::ring(fixture::CURRENT, fixture::PREVIOUS),
         ManualClock::new(NOW_MS - 1_000),
     )
+    .audience(fixture::AUDIENCE)
     .build()
     .expect("config");
     let mut out = fixture::buf();
@@ -65,7 +67,7 @@ fn token_for(method: &str, params: &Value, continuation: &[u8], seed: u64) -> St
     let sealed = mrtr
         .pause(
             Round::FIRST,
-            binding,
+            &binding,
             req.args_digest().expect("bindable arguments"),
             continuation,
             &mut CountingRng::new(seed),

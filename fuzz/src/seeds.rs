@@ -4,7 +4,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mrtr_core::key::KeyRing;
-use mrtr_core::{DEFAULT_TTL_MS, ManualClock, Mrtr, Round};
+use mrtr_core::{DEFAULT_TTL_MS, ManualClock, Mrtr, Round, TokenFormat};
 
 use crate::fixture::{self, ARGS, CountingRng, NOW_MS};
 use crate::format;
@@ -17,10 +17,32 @@ struct Sealer {
     rng: CountingRng,
 }
 
+/// How a sealing node differs from the fixture's engine.
+#[derive(Clone, Copy)]
+struct Node {
+    audience: &'static str,
+    format: TokenFormat,
+    ttl_ms: u64,
+}
+
+const SAME: Node = Node {
+    audience: fixture::AUDIENCE,
+    format: TokenFormat::V2,
+    ttl_ms: DEFAULT_TTL_MS,
+};
+
 impl Sealer {
     fn new(ring: KeyRing<mrtr_aes_gcm::Aes256Gcm, 2>, now: u64) -> Self {
-        // A node without a round cap: it can seal the round-10 token a capped node refuses.
+        Self::node(ring, now, SAME)
+    }
+
+    fn node(ring: KeyRing<mrtr_aes_gcm::Aes256Gcm, 2>, now: u64, node: Node) -> Self {
         let engine = Mrtr::builder(ring, ManualClock::new(now))
+            .audience(node.audience)
+            .seal_format(node.format)
+            .ttl_ms(node.ttl_ms)
+            // The fixture's engine enforces the cap; the sealer must be able to seal past it
+            // for the `rounds_exceeded` seed.
             .max_rounds(u32::MAX)
             .build()
             .expect("config");
@@ -54,6 +76,7 @@ impl Sealer {
             fixture::ring(fixture::CURRENT, fixture::PREVIOUS),
             ManualClock::new(self.engine.clock().now_ms()),
         )
+        .audience(fixture::AUDIENCE)
         .max_rounds(u32::MAX)
         .build()
         .expect("config");
@@ -84,6 +107,32 @@ pub fn tokens() -> Vec<(String, String)> {
         fixture::ring(("fz-9", [0x33; 32]), fixture::CURRENT),
         issued,
     );
+    let both = || fixture::ring(fixture::CURRENT, fixture::PREVIOUS);
+    let mut v1 = Sealer::node(
+        both(),
+        issued,
+        Node {
+            format: TokenFormat::V1,
+            ..SAME
+        },
+    );
+    let mut other_service = Sealer::node(
+        both(),
+        issued,
+        Node {
+            audience: "other.example",
+            ..SAME
+        },
+    );
+    let mut long_lived = Sealer::node(
+        both(),
+        issued,
+        Node {
+            ttl_ms: DEFAULT_TTL_MS + 1,
+            ..SAME
+        },
+    );
+    let mut ahead = Sealer::new(both(), NOW_MS + fixture::MAX_SKEW_MS + 1);
     let long: Vec<u8> = (0..fixture::MAX_CONTINUATION as u32)
         .map(|i| i as u8)
         .collect();
@@ -117,6 +166,19 @@ pub fn tokens() -> Vec<(String, String)> {
             foreign.seal(Round::FIRST, &ARGS, b"x"),
         ),
         ("tampered-body".into(), URL_SAFE_NO_PAD.encode(tampered)),
+        ("ok-v1".into(), v1.seal(Round::FIRST, &ARGS, b"step=date")),
+        (
+            "tampered-other-audience".into(),
+            other_service.seal(Round::FIRST, &ARGS, b"theirs"),
+        ),
+        (
+            "lifetime_exceeded-ttl".into(),
+            long_lived.seal(Round::FIRST, &ARGS, b"long"),
+        ),
+        (
+            "issued_in_future-clock-ahead".into(),
+            ahead.seal(Round::FIRST, &ARGS, b"ahead"),
+        ),
     ]
 }
 
@@ -126,7 +188,9 @@ pub fn all() -> Vec<Seed> {
     for (name, text) in tokens() {
         let bytes = URL_SAFE_NO_PAD.decode(&text).expect("own token");
         if let Some(plain) = format::open_token(&bytes) {
-            let select = u8::from(bytes[3..].starts_with(fixture::PREVIOUS.0.as_bytes()));
+            // Bit 0: the key; bit 1: format v1.
+            let select = u8::from(bytes[3..].starts_with(fixture::PREVIOUS.0.as_bytes()))
+                | if bytes[0] == 1 { 2 } else { 0 };
             let mut seed = vec![select];
             seed.extend_from_slice(&plain);
             seeds.push(("sealed_state", name.clone(), seed));

@@ -5,8 +5,8 @@ mod support;
 
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::replay::{ReplayCache, ReplayError};
-use mrtr_std::core::{ErrorDetail, Principal, Reason, Round, TokenId};
-use mrtr_std::engine::{AnyEngine, Backend, EngineConfigError, Limits, PauseError, Step};
+use mrtr_std::core::{AcceptV1, ErrorDetail, Principal, Reason, Round, TokenId};
+use mrtr_std::engine::{AnyEngine, Audience, Backend, EngineConfigError, Limits, PauseError, Step};
 use mrtr_std::jsonrpc::{
     JsonRpcError, Method, Precheck, RequestState, ResumeRequest, precheck, precheck_raw,
 };
@@ -37,6 +37,7 @@ fn limits(detail: ErrorDetail) -> Limits {
         ttl_ms: 60_000,
         max_rounds: 3,
         error_detail: detail,
+        ..Limits::for_audience("any-engine-tests")
     }
 }
 
@@ -136,7 +137,14 @@ fn a_token_opens_only_under_the_algorithm_that_sealed_it() {
 fn limits_are_applied_and_reported() {
     for &backend in backends() {
         let (e, clock) = engine(backend, ErrorDetail::Detailed, AnyReplayCache::Off);
-        assert_eq!(e.limits(), limits(ErrorDetail::Detailed));
+        // Reported as applied: the maximum lifetime defaults to the TTL, and the v1 window is
+        // resolved to its end (one lifetime plus the skew after start).
+        let want = Limits {
+            max_lifetime_ms: Some(60_000),
+            accept_v1: AcceptV1::Until(T0 + 60_000 + 60_000),
+            ..limits(ErrorDetail::Detailed)
+        };
+        assert_eq!(e.limits(), want);
 
         // The round cap: the call plus two resumes; the last cannot pause again, and the
         // client gets the max-rounds rejection instead of a token that could never resume.
@@ -169,11 +177,15 @@ fn limits_are_applied_and_reported() {
 }
 
 #[test]
-fn default_limits_are_the_core_defaults() {
+fn default_limits_are_the_core_defaults_and_the_audience_must_be_chosen() {
+    // No silent default audience: building refuses until one is chosen.
+    let err = AnyEngine::new(Backend::Aes256Gcm, keys(), Limits::default(), ()).unwrap_err();
+    assert!(matches!(err, EngineConfigError::AudienceUnset), "{err:?}");
+    assert!(err.to_string().contains("audience"), "{err}");
     let e: AnyEngine = AnyEngine::new(
         Backend::Aes256Gcm,
         keys(),
-        Limits::default(),
+        Limits::for_audience("svc"),
         AnyReplayCache::Off,
     )
     .unwrap();
@@ -181,13 +193,51 @@ fn default_limits_are_the_core_defaults() {
     assert_eq!(l.ttl_ms, mrtr_std::core::DEFAULT_TTL_MS);
     assert_eq!(l.max_rounds, mrtr_std::core::DEFAULT_MAX_ROUNDS);
     assert_eq!(l.error_detail, ErrorDetail::Uniform);
+    assert_eq!(l.audience, Audience::Named("svc".into()));
+    assert_eq!(l.max_lifetime_ms, Some(l.ttl_ms));
+    assert_eq!(
+        l.max_clock_skew_ms,
+        mrtr_std::core::DEFAULT_MAX_CLOCK_SKEW_MS
+    );
+}
+
+/// Two services sharing key material but not an audience refuse each other's tokens; the
+/// explicit "no audience" is a third identity.
+#[test]
+fn services_with_other_audiences_refuse_each_others_tokens() {
+    let build = |audience: Audience| {
+        let limits = Limits {
+            audience,
+            ..Limits::default()
+        };
+        AnyEngine::new(
+            Backend::ChaCha20Poly1305,
+            keys(),
+            limits,
+            AnyReplayCache::Off,
+        )
+        .unwrap()
+    };
+    let billing = build(Audience::Named("billing".into()));
+    let booking = build(Audience::Named("booking".into()));
+    let nobody = build(Audience::None);
+    let token = billing
+        .pause(&request(None, None), Round::FIRST, b"x")
+        .unwrap();
+    let retry = request(None, Some(&token));
+    assert!(billing.resume(&retry).is_ok());
+    for other in [&booking, &nobody] {
+        let err = other.resume(&retry).unwrap_err();
+        assert_eq!(err.to_value(), uniform());
+        assert_eq!(err.rejection().unwrap().reason(), Reason::Tampered);
+    }
 }
 
 #[test]
 fn invalid_configurations_are_refused() {
     let zero_ttl = Limits {
         ttl_ms: 0,
-        ..Limits::default()
+        ..Limits::for_audience("any-engine-tests")
     };
     let err = AnyEngine::new(Backend::ChaCha20Poly1305, keys(), zero_ttl, ()).unwrap_err();
     assert!(matches!(err, EngineConfigError::Config(_)));
@@ -198,7 +248,7 @@ fn invalid_configurations_are_refused() {
 
     let zero_rounds = Limits {
         max_rounds: 0,
-        ..Limits::default()
+        ..Limits::for_audience("any-engine-tests")
     };
     let err = AnyEngine::new(Backend::Aes256Gcm, keys(), zero_rounds, ()).unwrap_err();
     assert!(matches!(err, EngineConfigError::Config(_)));
@@ -216,8 +266,13 @@ fn invalid_configurations_are_refused() {
     let five: Vec<String> = (1..=5).map(|i| format!("k{i}:{KEY1_B64}")).collect();
     let too_many = KeyConfig::parse_env(&format!("current=k1; {}", five.join("; "))).unwrap();
     let expected = too_many_keys_message();
-    let err =
-        AnyEngine::new(Backend::XChaCha20Poly1305, too_many, Limits::default(), ()).unwrap_err();
+    let err = AnyEngine::new(
+        Backend::XChaCha20Poly1305,
+        too_many,
+        Limits::for_audience("t"),
+        (),
+    )
+    .unwrap_err();
     let EngineConfigError::Keys(inner) = &err else {
         panic!("expected a key error, got {err:?}");
     };

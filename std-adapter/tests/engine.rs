@@ -452,6 +452,8 @@ fn rotated_key_still_opens_until_removed() {
     let old_ring = KeyConfig::parse_env(&format!("current=k1; k1:{KEY1_B64}")).unwrap();
     let old = Engine::new(
         Mrtr::builder(old_ring.into_ring::<Aes256Gcm, 4>().unwrap(), clock.clone())
+            .without_audience()
+            .ttl_ms(60_000)
             .build()
             .unwrap(),
         MemoryReplayCache::new(10),
@@ -471,6 +473,7 @@ fn rotated_key_still_opens_until_removed() {
     let only_k2 = KeyConfig::parse_env(&format!("current=k2; k2:{KEY2_B64}")).unwrap();
     let newer = Engine::new(
         Mrtr::builder(only_k2.into_ring::<Aes256Gcm, 4>().unwrap(), clock)
+            .without_audience()
             .error_detail(ErrorDetail::Detailed)
             .build()
             .unwrap(),
@@ -520,7 +523,13 @@ fn every_cipher_backend_round_trips_through_the_engine() {
     fn run<C: Cipher>() {
         let ring = KeyConfig::ephemeral().unwrap().into_ring::<C, 1>().unwrap();
         let clock = ManualClock::new(T0);
-        let e = Engine::new(Mrtr::builder(ring, clock).build().unwrap(), NoReplayCache);
+        let e = Engine::new(
+            Mrtr::builder(ring, clock)
+                .without_audience()
+                .build()
+                .unwrap(),
+            NoReplayCache,
+        );
         let params = json!({"name": "t", "requestState": null});
         let fresh = json!({"name": "t"});
         let req = ResumeRequest::from_params("tools/call", &fresh, ALICE)

@@ -33,7 +33,7 @@ fn a_three_phase_rotation_keeps_every_token_in_flight_and_single_use() {
     let node = Rotating::with_clock(
         Backend::ChaCha20Poly1305,
         keys("current=k1; k1:K1"),
-        Limits::default(),
+        Limits::for_audience("rotating-tests"),
         AnyReplayCache::memory(100),
         clock,
     )
@@ -79,7 +79,7 @@ fn a_three_phase_rotation_keeps_every_token_in_flight_and_single_use() {
         let old = Rotating::with_clock(
             Backend::ChaCha20Poly1305,
             keys("current=k1; k1:K1; k2:K2"),
-            Limits::default(),
+            Limits::for_audience("rotating-tests"),
             AnyReplayCache::Off,
             ManualClock::new(T0),
         )
@@ -103,7 +103,7 @@ fn a_failed_reload_changes_nothing() {
     let node = Rotating::new(
         Backend::Aes256Gcm,
         keys("current=k1; k1:K1"),
-        Limits::default(),
+        Limits::for_audience("rotating-tests"),
         AnyReplayCache::Off,
     )
     .unwrap();

@@ -1,11 +1,13 @@
 //! Keys, bindings and one-line seal/resume helpers shared by the suites.
 
+use mrtr_core::binding::MAX_AAD_LEN;
 use mrtr_core::cipher::Cipher;
 use mrtr_core::clock::Clock;
+use mrtr_core::engine::AudienceChoice;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
-use mrtr_core::replay::ReplayCache;
+use mrtr_core::replay::{NoReplayCache, ReplayCache};
 use mrtr_core::{
-    ArgsDigest, Binding, Mrtr, Principal, Reason, Rejection, Round, TokenBuf, TokenId,
+    ArgsDigest, Binding, Builder, Mrtr, Principal, Reason, Rejection, Round, TokenBuf, TokenId,
     token_len_for,
 };
 
@@ -28,6 +30,28 @@ pub const CAP: usize = token_len_for(256);
 /// The token buffer used by most tests.
 pub type Buf = TokenBuf<CAP>;
 
+/// The audience (service identity) of the tests' engines.
+pub const AUDIENCE: &str = "booking.example";
+
+/// A builder over [`ring`] with the tests' [`AUDIENCE`] chosen.
+pub fn builder<C: Cipher, Clk: Clock>(
+    clock: Clk,
+) -> Builder<C, Clk, NoReplayCache, 4, MAX_AAD_LEN, AudienceChoice> {
+    Mrtr::builder(ring(), clock).audience(AUDIENCE)
+}
+
+/// Chooses `audience` on `builder`, or, for `None`, builds without one: for tests that take the
+/// audience as data (vectors, properties). Real configurations name their choice.
+pub fn choose_audience<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize>(
+    builder: Builder<C, Clk, R, K, A>,
+    audience: Option<&str>,
+) -> Builder<C, Clk, R, K, A, AudienceChoice> {
+    match audience {
+        Some(a) => builder.audience(a),
+        None => builder.without_audience(),
+    }
+}
+
 /// A key with id `id` whose 32 secret bytes are all `secret`.
 pub fn key<C: Cipher>(id: &str, secret: u8) -> Key<C> {
     Key::new(
@@ -41,7 +65,7 @@ pub fn ring<C: Cipher>() -> KeyRing<C, 4> {
     KeyRing::new(key("k1", 1))
 }
 
-/// An engine with the default configuration and [`ring`].
+/// An engine with the default configuration, [`ring`] and [`AUDIENCE`].
 ///
 /// A built configuration cannot change: `Mrtr` has getters only. This compiles:
 ///
@@ -52,7 +76,7 @@ pub fn ring<C: Cipher>() -> KeyRing<C, 4> {
 /// assert_eq!((mrtr.ttl_ms(), mrtr.max_rounds()), (300_000, 10));
 /// ```
 ///
-/// and neither of these does (no setter, private fields):
+/// and none of these does (no setter, private fields, no audience choice):
 ///
 /// ```compile_fail,E0061
 /// # use mrtr_core::ManualClock;
@@ -67,10 +91,15 @@ pub fn ring<C: Cipher>() -> KeyRing<C, 4> {
 /// let mut mrtr = mrtr_tests::fixture::engine::<mrtr_tests::Aes256Gcm, _>(&clock);
 /// mrtr.ttl_ms = 1;
 /// ```
+///
+/// ```compile_fail,E0277
+/// # use mrtr_core::{ManualClock, Mrtr};
+/// # let clock = ManualClock::new(0);
+/// let ring = mrtr_tests::fixture::ring::<mrtr_tests::Aes256Gcm>();
+/// let mrtr = Mrtr::builder(ring, &clock).ttl_ms(1_000).build();
+/// ```
 pub fn engine<C: Cipher, Clk: Clock>(clock: Clk) -> Mrtr<C, Clk> {
-    Mrtr::builder(ring(), clock)
-        .build()
-        .expect("default config")
+    builder(clock).build().expect("default config")
 }
 
 /// An authenticated caller.

@@ -16,11 +16,12 @@ const ALPHABET: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 const FOREIGN: [char; 9] = ['=', '+', '/', ' ', '\n', '.', '\0', 'é', '😀'];
 
 /// Reasons a mutated token may get: it must fail before or at authentication.
-const UNSEAL: [Reason; 6] = [
+const UNSEAL: [Reason; 7] = [
     Reason::TooLong,
     Reason::Malformed,
     Reason::UnsupportedVersion,
     Reason::WrongAlgorithm,
+    Reason::VersionRetired,
     Reason::UnknownKey,
     Reason::Tampered,
 ];

@@ -9,7 +9,9 @@ use std::cell::Cell;
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::KeyRing;
 use mrtr_core::replay::{ReplayCache, SharedReplaySet};
-use mrtr_core::{DEFAULT_TTL_MS, ManualClock, Mrtr, Principal, Reason, Round, TokenBuf};
+use mrtr_core::{
+    AcceptV1, DEFAULT_TTL_MS, ManualClock, Mrtr, Principal, Reason, Round, TokenBuf, TokenFormat,
+};
 use mrtr_tests::b64;
 use mrtr_tests::fixture::*;
 use mrtr_tests::rng::SeqRng;
@@ -127,25 +129,28 @@ fn r<T>(result: Result<T, mrtr_core::Rejection>) -> Option<Reason> {
 fn every_rejection_is_allocation_free<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let seen = SharedReplaySet::<2>::new();
-    let mrtr = Mrtr::builder(ring::<C>(), &clock)
-        .replay_cache(&seen)
-        .build()
-        .unwrap();
-    let capped = Mrtr::builder(ring::<C>(), &clock)
-        .max_rounds(1)
-        .build()
-        .unwrap();
+    let mrtr = builder::<C, _>(&clock).replay_cache(&seen).build().unwrap();
+    let capped = builder::<C, _>(&clock).max_rounds(1).build().unwrap();
     let other_key = Mrtr::builder(KeyRing::<C, 4>::new(key("k2", 1)), &clock)
+        .audience(AUDIENCE)
         .build()
         .unwrap();
     let mut rng = SeqRng::new(2);
     let token = first(&mrtr, &mut rng);
     let (t2, t3) = (first(&mrtr, &mut rng), first(&mrtr, &mut rng));
     let anon = bind("tools/call", VERSION, "book_table", Principal::Anonymous);
+    let long_lived = builder::<C, _>(&clock)
+        .ttl_ms(DEFAULT_TTL_MS + 1)
+        .build()
+        .unwrap();
+    let long = first(&long_lived, &mut rng);
+    let ahead_clock = ManualClock::new(NOW + 60_001);
+    let ahead = first(&builder::<C, _>(&ahead_clock).build().unwrap(), &mut rng);
     let mut bytes = b64::decode(&token).unwrap();
+    let version = bytes[0];
     bytes[0] = 9;
     let bad_version = b64::encode(&bytes);
-    bytes[0] = 1;
+    bytes[0] = version;
     bytes[1] = C::ALGORITHM.id() % 3 + 1;
     let bad_alg = b64::encode(&bytes);
     let over = "A".repeat(CAP + 1);
@@ -154,7 +159,18 @@ fn every_rejection_is_allocation_free<C: Cipher>() {
         assert_no_alloc(what, || m(&mut buf)).expect("rejected")
     };
 
-    let cases: [(Reason, Case<'_>); 11] = [
+    let retired = builder::<C, _>(&clock)
+        .accept_v1(AcceptV1::Never)
+        .build()
+        .unwrap();
+    let v1 = first(
+        &builder::<C, _>(&clock)
+            .seal_format(TokenFormat::V1)
+            .build()
+            .unwrap(),
+        &mut rng,
+    );
+    let cases: [(Reason, Case<'_>); 14] = [
         (Reason::TooLong, &|b| {
             r(mrtr.resume(&over, &call(), &ARGS, b))
         }),
@@ -167,11 +183,20 @@ fn every_rejection_is_allocation_free<C: Cipher>() {
         (Reason::WrongAlgorithm, &|b| {
             r(mrtr.resume(&bad_alg, &call(), &ARGS, b))
         }),
+        (Reason::VersionRetired, &|b| {
+            r(retired.resume(&v1, &call(), &ARGS, b))
+        }),
         (Reason::UnknownKey, &|b| {
             r(other_key.resume(&token, &call(), &ARGS, b))
         }),
         (Reason::Tampered, &|b| {
             r(mrtr.resume(&token, &anon, &ARGS, b))
+        }),
+        (Reason::LifetimeExceeded, &|b| {
+            r(mrtr.resume(&long, &call(), &ARGS, b))
+        }),
+        (Reason::IssuedInFuture, &|b| {
+            r(mrtr.resume(&ahead, &call(), &ARGS, b))
         }),
         (Reason::RoundsExceeded, &|b| {
             r(capped.resume(&token, &call(), &ARGS, b))
@@ -234,7 +259,10 @@ fn failed_pauses_do_not_allocate<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let mrtr = engine::<C, _>(&clock);
     let ring = KeyRing::<C, 4>::new(key("k1", 1)).with_seal_limit(0);
-    let exhausted = Mrtr::builder(ring, &clock).build().unwrap();
+    let exhausted = Mrtr::builder(ring, &clock)
+        .audience(AUDIENCE)
+        .build()
+        .unwrap();
     let b = call();
     let big = [0u8; 400];
     let mut out = Buf::new();

@@ -1,8 +1,10 @@
-//! Property tests, per backend: arbitrary states round-trip; arbitrary strings, bytes and
-//! base64url never panic and are never accepted.
+//! Property tests, per backend: arbitrary states and audiences round-trip; any changed field
+//! (audience included) is refused; arbitrary strings, bytes and base64url never panic and are
+//! never accepted.
 
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
+use mrtr_core::replay::NoReplayCache;
 use mrtr_core::{Binding, ManualClock, Mrtr, Principal, Round, TokenBuf};
 use mrtr_tests::b64;
 use mrtr_tests::fixture::*;
@@ -30,6 +32,8 @@ fn bounded(mut s: String, max: usize) -> String {
 
 #[derive(Clone, Debug)]
 struct Case {
+    /// The engine's audience; `None`: built without one.
+    audience: Option<String>,
     key_id: String,
     secret: [u8; 32],
     method: String,
@@ -55,12 +59,27 @@ impl Case {
     fn binding(&self) -> Binding<'_> {
         bind(&self.method, &self.version, &self.target, self.principal())
     }
+
+    /// An engine over `ring` bound to this case's audience, with its TTL.
+    fn engine<'c, C: Cipher, const K: usize>(
+        &self,
+        ring: KeyRing<C, K>,
+        clock: &'c ManualClock,
+    ) -> Mrtr<C, &'c ManualClock, NoReplayCache, K> {
+        choose_audience(Mrtr::builder(ring, clock), self.audience.as_deref())
+            .ttl_ms(self.ttl)
+            .build()
+            .unwrap()
+    }
 }
 
 fn cases() -> impl Strategy<Value = Case> {
     let field = |re: &'static str, max: usize| re.prop_map(move |s: String| bounded(s, max));
     (
-        "[A-Za-z0-9._-]{1,16}",
+        (
+            prop::option::of(field("(?s).{1,40}", 255)),
+            "[A-Za-z0-9._-]{1,16}",
+        ),
         any::<[u8; 32]>(),
         field("[^\\x00]{1,32}", 32),
         field("[^\\x00]{0,32}", 32),
@@ -71,7 +90,18 @@ fn cases() -> impl Strategy<Value = Case> {
         (0..=u64::MAX / 2, 1..=u64::MAX / 4, 1..=5u32, any::<u64>()),
     )
         .prop_map(
-            |(key_id, secret, method, version, target, principal, args, continuation, t)| Case {
+            |(
+                (audience, key_id),
+                secret,
+                method,
+                version,
+                target,
+                principal,
+                args,
+                continuation,
+                t,
+            )| Case {
+                audience,
                 key_id,
                 secret,
                 method,
@@ -96,10 +126,7 @@ fn arbitrary_states_round_trip<C: Cipher>() {
                 KeyId::new(&case.key_id).unwrap(),
                 SecretKey::from_bytes(case.secret),
             );
-            let mrtr = Mrtr::builder(KeyRing::<C, 1>::new(key), &clock)
-                .ttl_ms(case.ttl)
-                .build()
-                .unwrap();
+            let mrtr = case.engine(KeyRing::<C, 1>::new(key), &clock);
             let b = case.binding();
             let mut rng = SeqRng::new(case.seed);
             let mut token = seal(&mrtr, Round::FIRST, &b, &case.args, b"first", &mut rng);
@@ -126,12 +153,9 @@ fn arbitrary_states_round_trip<C: Cipher>() {
 
 fn any_changed_field_is_rejected<C: Cipher>() {
     runner(96)
-        .run(&(cases(), 0..6usize), |(case, field)| {
+        .run(&(cases(), 0..7usize), |(case, field)| {
             let clock = ManualClock::new(case.now);
-            let mrtr = Mrtr::builder(ring::<C>(), &clock)
-                .ttl_ms(case.ttl)
-                .build()
-                .unwrap();
+            let mrtr = case.engine(ring::<C>(), &clock);
             let b = case.binding();
             let token = seal(
                 &mrtr,
@@ -173,11 +197,21 @@ fn any_changed_field_is_rejected<C: Cipher>() {
                         _ => toggle(subject, 255, 's'),
                     },
                 },
-                _ => other.args[0] ^= 1,
+                5 => other.args[0] ^= 1,
+                // Another audience, "no audience" for one, or an audience for none (the byte
+                // 0x00 is an audience, not the "none" marker).
+                _ => {
+                    other.audience = match &case.audience {
+                        None => Some("\0".into()),
+                        Some(a) if a.len() < 255 => Some(format!("{a}x")),
+                        Some(_) => None,
+                    }
+                }
             }
             let ob = other.binding();
-            prop_assume!(ob != b || other.args != case.args);
-            prop_assert!(resume(&mrtr, &token, &ob, &other.args).is_err());
+            prop_assume!(ob != b || other.args != case.args || other.audience != case.audience);
+            let opener = other.engine(ring::<C>(), &clock);
+            prop_assert!(resume(&opener, &token, &ob, &other.args).is_err());
             Ok(())
         })
         .unwrap();

@@ -1,6 +1,8 @@
-//! Golden vectors: fixed key, RNG bytes, clock and inputs → exact token text, per backend.
+//! Golden vectors: fixed key, RNG bytes, clock and inputs → exact token text, per backend and
+//! per token format.
 //!
-//! The files live in `tests/vectors/<algorithm>.json` (schema in `tests/vectors/README.md`).
+//! The files live in `tests/vectors/<algorithm>.json` (format v1) and
+//! `tests/vectors/v2/<algorithm>.json` (format v2); the schema is in `tests/vectors/README.md`.
 //! Each test regenerates every vector of its file from the vector's own inputs and compares
 //! the AAD and token byte for byte, resumes the token, and checks the file holds exactly the
 //! vectors specified below. `MRTR_BLESS=1` rewrites the files from the specification instead
@@ -11,8 +13,8 @@ use std::path::PathBuf;
 use mrtr_core::binding::Aad;
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
-use mrtr_core::{Binding, ManualClock, Mrtr, Principal, Round};
-use mrtr_tests::fixture::{Buf, bind, resume};
+use mrtr_core::{AcceptV1, Binding, ManualClock, Mrtr, Principal, Reason, Round, TokenFormat};
+use mrtr_tests::fixture::{Buf, bind, choose_audience, resume};
 use mrtr_tests::hex;
 use mrtr_tests::rng::{ReplayRng, SeqRng};
 use serde::{Deserialize, Serialize};
@@ -21,6 +23,8 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 struct VectorFile {
     algorithm: String,
+    /// The token format of every vector in the file: 1 or 2.
+    format: u8,
     vectors: Vec<Vector>,
 }
 
@@ -28,6 +32,9 @@ struct VectorFile {
 #[serde(deny_unknown_fields)]
 struct Vector {
     name: String,
+    /// The sealing engine's audience; `null`: built without one. Always `null` in format v1,
+    /// which binds none.
+    audience: Option<String>,
     key_id: String,
     key_hex: String,
     rng_hex: String,
@@ -90,9 +97,11 @@ fn who(issuer: &str, subject: &str) -> Option<Who> {
     })
 }
 
-/// name, key id, now, ttl, round, method, version, target, principal, continuation.
+/// name, audience (v2), key id, now, ttl, round, method, version, target, principal,
+/// continuation.
 type Row<'a> = (
     &'a str,
+    Option<&'a str>,
     &'a str,
     u64,
     u64,
@@ -104,41 +113,51 @@ type Row<'a> = (
     &'a [u8],
 );
 
-/// The specified vectors for an algorithm with `nonce_len`-byte nonces; `aad_hex` and `token`
-/// are left empty for [`generate`] to fill.
-fn specification(nonce_len: usize) -> Vec<Vector> {
+/// The specified vectors of `format` for an algorithm with `nonce_len`-byte nonces; `aad_hex`
+/// and `token` are left empty for [`generate`] to fill. Both formats share the rows; format v2
+/// adds each row's audience (one row binds none, one the longest).
+fn specification(format: TokenFormat, nonce_len: usize) -> Vec<Vector> {
     let long_uri = format!(
         "https://files.example/projects/mrtr/{}report.pdf?version=7&lang=en",
         "archive/2026/".repeat(24)
     );
     let all_bytes: Vec<u8> = (0..=255).collect();
+    let longest_audience = format!("https://mcp.example/{}", "a".repeat(235));
     #[rustfmt::skip]
     let rows: [Row<'_>; 7] = [
-        ("anonymous-tools-call", "k1", 1_795_996_800_000, 300_000, 1,
+        ("anonymous-tools-call", Some("booking.example"), "k1", 1_795_996_800_000, 300_000, 1,
             "tools/call", "2026-07-28", "book_table", None, b"step=date"),
-        ("authenticated-prompts-get", "2026-11", 1_795_996_812_345, 300_000, 1,
+        ("authenticated-prompts-get", Some("https://mcp.example/trips"), "2026-11",
+            1_795_996_812_345, 300_000, 1,
             "prompts/get", "2026-07-28", "trip_plan", who("https://idp.example", "alice"),
             b"{\"asked\":[\"city\"]}"),
-        ("resources-read-long-uri", "rk.3", 1_795_997_000_000, 120_000, 1,
-            "resources/read", "2026-07-28", &long_uri, who("https://accounts.example", "user-42"),
-            b"page=3"),
-        ("empty-continuation", "k1", 1_795_996_800_000, 1, 1,
+        ("resources-read-long-uri", Some(&longest_audience), "rk.3", 1_795_997_000_000, 120_000,
+            1, "resources/read", "2026-07-28", &long_uri,
+            who("https://accounts.example", "user-42"), b"page=3"),
+        ("empty-continuation", None, "k1", 1_795_996_800_000, 1, 1,
             "tools/call", "2026-07-28", "ping", who("", ""), b""),
-        ("continuation-256-bytes", "k1", 1_795_996_800_000, 600_000, 1,
+        ("continuation-256-bytes", Some("booking.example"), "k1", 1_795_996_800_000, 600_000, 1,
             "tools/call", "2026-07-28", "upload", who("https://idp.example", "bob"), &all_bytes),
-        ("round-3", "k1", 1_795_996_900_000, 60_000, 3,
+        ("round-3", Some("booking.example"), "k1", 1_795_996_900_000, 60_000, 3,
             "tools/call", "2026-07-28", "book_table", who("https://idp.example", "alice"),
             b"step=confirm"),
-        ("nul-in-target-long-key-id", "sixteen-chars-id", 1_795_996_800_000, 300_000, 1,
+        ("nul-in-target-long-key-id", Some("passerelle-n\u{b0}7"), "sixteen-chars-id",
+            1_795_996_800_000, 300_000, 1,
             "custom/op", "draft-x", "r\u{e9}server\0table", None, b"\0\x01"),
     ];
     rows.into_iter()
         .enumerate()
         .map(
-            |(i, (name, key_id, now, ttl, round, method, version, target, principal, cont))| {
+            |(
+                i,
+                (name, audience, key_id, now, ttl, round, method, version, target, principal, cont),
+            )| {
                 let i = i as u8;
                 Vector {
                     name: name.into(),
+                    audience: audience
+                        .filter(|_| format == TokenFormat::V2)
+                        .map(str::to_owned),
                     key_id: key_id.into(),
                     key_hex: hex::encode(&pattern(32, i.wrapping_mul(32), 1)),
                     rng_hex: hex::encode(&pattern(16 + nonce_len, 0x80 + i, 7)),
@@ -160,9 +179,19 @@ fn specification(nonce_len: usize) -> Vec<Vector> {
 }
 
 /// The canonical AAD, built here from the layout documented in `core/src/binding.rs`, not
-/// with core's code: header || principal || method NUL version NUL target.
+/// with core's code: header || audience (v2) || principal || method NUL version NUL target.
 fn documented_aad(header: &[u8], v: &Vector) -> Vec<u8> {
     let mut aad = header.to_vec();
+    if header[0] == 2 {
+        match &v.audience {
+            None => aad.push(0),
+            Some(a) => {
+                aad.push(1);
+                aad.extend_from_slice(&(a.len() as u16).to_be_bytes());
+                aad.extend_from_slice(a.as_bytes());
+            }
+        }
+    }
     match &v.principal {
         None => aad.push(0),
         Some(w) => {
@@ -181,17 +210,27 @@ fn documented_aad(header: &[u8], v: &Vector) -> Vec<u8> {
     aad
 }
 
-/// Regenerates `v`'s AAD and token from its inputs, resumes the token and checks the opened
-/// state. Returns `v` with `aad_hex` and `token` filled.
-fn generate<C: Cipher>(v: &Vector) -> Vector {
+/// An engine for `v`'s key, clock reading and TTL, sealing `format` bound to `v`'s audience.
+fn engine_for<'c, C: Cipher>(
+    v: &Vector,
+    format: TokenFormat,
+    clock: &'c ManualClock,
+) -> Mrtr<C, &'c ManualClock, mrtr_core::replay::NoReplayCache, 1> {
     let key = SecretKey::from_slice(&v.bytes("key_hex", &v.key_hex)).expect("32-byte key");
     let kid = KeyId::new(&v.key_id).expect("valid key id");
     let ring = KeyRing::<C, 1>::new(Key::new(kid, key));
-    let clock = ManualClock::new(v.now_ms);
-    let mrtr = Mrtr::builder(ring, &clock)
+    choose_audience(Mrtr::builder(ring, clock), v.audience.as_deref())
+        .seal_format(format)
         .ttl_ms(v.ttl_ms)
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+/// Regenerates `v`'s AAD and token from its inputs, resumes the token and checks the opened
+/// state. Returns `v` with `aad_hex` and `token` filled.
+fn generate<C: Cipher>(format: TokenFormat, v: &Vector) -> Vector {
+    let clock = ManualClock::new(v.now_ms);
+    let mrtr = engine_for::<C>(v, format, &clock);
     let b = v.binding();
     let args: [u8; 32] = v
         .bytes("args", &v.args_digest_hex)
@@ -226,9 +265,9 @@ fn generate<C: Cipher>(v: &Vector) -> Vector {
     );
     let token = sealed.as_str().to_owned();
 
-    let mut header = vec![1, C::ALGORITHM.id(), v.key_id.len() as u8];
+    let mut header = vec![format.byte(), C::ALGORITHM.id(), v.key_id.len() as u8];
     header.extend_from_slice(v.key_id.as_bytes());
-    let aad = Aad::build(&header, &b).unwrap();
+    let aad = Aad::build(&header, v.audience.as_deref(), &b).unwrap();
     assert_eq!(
         aad.as_bytes(),
         documented_aad(&header, v),
@@ -255,14 +294,14 @@ fn generate<C: Cipher>(v: &Vector) -> Vector {
     }
 }
 
-fn path(file: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("vectors")
-        .join(file)
-}
-
-fn file_name<C: Cipher>() -> String {
-    format!("{}.json", C::ALGORITHM.name().to_ascii_lowercase())
+/// `tests/vectors/<algorithm>.json` for v1, `tests/vectors/v2/<algorithm>.json` for v2.
+fn path<C: Cipher>(format: TokenFormat) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vectors");
+    let dir = match format {
+        TokenFormat::V1 => dir,
+        _ => dir.join(format.to_string()),
+    };
+    dir.join(format!("{}.json", C::ALGORITHM.name().to_ascii_lowercase()))
 }
 
 fn blessing() -> bool {
@@ -270,16 +309,24 @@ fn blessing() -> bool {
 }
 
 fn golden_vectors_match<C: Cipher>() {
+    for format in [TokenFormat::V1, TokenFormat::V2] {
+        vectors_of_format_match::<C>(format);
+    }
+}
+
+fn vectors_of_format_match<C: Cipher>(format: TokenFormat) {
     let spec = VectorFile {
         algorithm: C::ALGORITHM.name().into(),
-        vectors: specification(C::ALGORITHM.nonce_len())
+        format: format.byte(),
+        vectors: specification(format, C::ALGORITHM.nonce_len())
             .iter()
-            .map(generate::<C>)
+            .map(|v| generate::<C>(format, v))
             .collect(),
     };
-    let file = path(&file_name::<C>());
+    let file = path::<C>(format);
     if blessing() {
         let text = serde_json::to_string_pretty(&spec).unwrap() + "\n";
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, text).unwrap();
     }
     let text = std::fs::read_to_string(&file).unwrap_or_else(|e| {
@@ -291,10 +338,11 @@ fn golden_vectors_match<C: Cipher>() {
     let stored: VectorFile =
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     assert_eq!(stored.algorithm, C::ALGORITHM.name());
+    assert_eq!(stored.format, format.byte());
 
     // Every stored vector reproduces from its own inputs, byte for byte.
     for v in &stored.vectors {
-        let again = generate::<C>(v);
+        let again = generate::<C>(format, v);
         assert_eq!(again.aad_hex, v.aad_hex, "{}: AAD differs", v.name);
         assert_eq!(again.token, v.token, "{}: token differs", v.name);
     }
@@ -312,35 +360,61 @@ fn golden_vectors_match<C: Cipher>() {
             s.name
         );
     }
-    stored_tokens_resume_and_reject_other_bindings::<C>(&stored);
+    stored_tokens_resume_and_reject_other_bindings::<C>(format, &stored);
 }
 
-/// Opens every stored token with a fresh engine, as a consumer of the file would, and checks
-/// that another target and expiry are refused.
-fn stored_tokens_resume_and_reject_other_bindings<C: Cipher>(stored: &VectorFile) {
+/// Opens every stored token with a fresh engine that seals v2, as a consumer of the file would
+/// (v1 tokens open during the v1 window, and are refused once v1 is off), and checks that
+/// another target, another audience (v2) and expiry are refused.
+fn stored_tokens_resume_and_reject_other_bindings<C: Cipher>(
+    format: TokenFormat,
+    stored: &VectorFile,
+) {
     for v in &stored.vectors {
-        let key = SecretKey::from_slice(&hex::decode(&v.key_hex).unwrap()).unwrap();
-        let ring = KeyRing::<C, 1>::new(Key::new(KeyId::new(&v.key_id).unwrap(), key));
         let clock = ManualClock::new(v.now_ms);
-        let mrtr = Mrtr::builder(ring, &clock)
-            .ttl_ms(v.ttl_ms)
-            .build()
-            .unwrap();
+        let mrtr = engine_for::<C>(v, TokenFormat::V2, &clock);
         let args: [u8; 32] = hex::decode(&v.args_digest_hex).unwrap().try_into().unwrap();
-        assert!(
-            resume(&mrtr, &v.token, &v.binding(), &args).is_ok(),
-            "{}",
-            v.name
-        );
+        let reason = |m: &Mrtr<C, &ManualClock, _, 1>, b: &Binding<'_>| {
+            resume(m, &v.token, b, &args)
+                .map(|_| ())
+                .map_err(|r| r.reason())
+        };
+        assert_eq!(reason(&mrtr, &v.binding()), Ok(()), "{}", v.name);
         let other = bind(&v.method, &v.protocol_version, "other", v.principal());
-        assert!(
-            resume(&mrtr, &v.token, &other, &args).is_err(),
-            "{}",
-            v.name
-        );
+        assert_eq!(reason(&mrtr, &other), Err(Reason::Tampered), "{}", v.name);
+
+        let other_audience = Vector {
+            audience: Some("another.example".into()),
+            ..v.clone()
+        };
+        let elsewhere = engine_for::<C>(&other_audience, TokenFormat::V2, &clock);
+        let v1_off = {
+            let key = SecretKey::from_slice(&hex::decode(&v.key_hex).unwrap()).unwrap();
+            let ring = KeyRing::<C, 1>::new(Key::new(KeyId::new(&v.key_id).unwrap(), key));
+            Mrtr::builder(ring, &clock)
+                .without_audience()
+                .ttl_ms(v.ttl_ms)
+                .accept_v1(AcceptV1::Never)
+                .build()
+                .unwrap()
+        };
+        match format {
+            // v1 binds no audience: during the v1 window any service with the key opens it;
+            // with v1 off, none does.
+            TokenFormat::V1 => {
+                assert_eq!(reason(&elsewhere, &v.binding()), Ok(()), "{}", v.name);
+                let refused = reason(&v1_off, &v.binding());
+                assert_eq!(refused, Err(Reason::VersionRetired), "{}", v.name);
+            }
+            _ => {
+                let refused = reason(&elsewhere, &v.binding());
+                assert_eq!(refused, Err(Reason::Tampered), "{}", v.name);
+            }
+        }
         clock.advance(v.ttl_ms);
-        assert!(
-            resume(&mrtr, &v.token, &v.binding(), &args).is_err(),
+        assert_eq!(
+            reason(&mrtr, &v.binding()),
+            Err(Reason::Expired),
             "{}",
             v.name
         );

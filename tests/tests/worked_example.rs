@@ -1,12 +1,13 @@
-//! The worked example of `docs/token-format.md` is what the code produces: its inputs, sealed
-//! here, give the associated data and the token printed in the document, byte for byte. The
-//! expected values are read from the document itself, so the two cannot drift apart.
+//! The worked examples of `docs/token-format.md` (format v2, and the same inputs in format v1)
+//! are what the code produces: their inputs, sealed here, give the associated data and the
+//! token printed in the document, byte for byte. The expected values are read from the
+//! document itself, so the two cannot drift apart.
 
 use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_core::binding::Aad;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
-use mrtr_core::{ManualClock, Mrtr, Principal, Round};
-use mrtr_tests::fixture::{Buf, bind, resume};
+use mrtr_core::{ManualClock, Mrtr, Principal, Round, TokenFormat};
+use mrtr_tests::fixture::{Buf, bind, choose_audience, resume};
 use mrtr_tests::hex;
 use mrtr_tests::rng::ReplayRng;
 
@@ -29,11 +30,12 @@ fn block_after(doc: &str, marker: &str) -> String {
     body.split_whitespace().collect()
 }
 
-#[test]
-fn the_worked_example_reproduces() {
+/// Seals the document's inputs in `format` for an engine bound to `audience`, checks the
+/// associated data and the token against the document's, and opens the token.
+fn reproduce(format: TokenFormat, audience: Option<&str>, aad_marker: &str, token_marker: &str) {
     let doc = document();
-    let want_aad = block_after(&doc, "Associated data (header");
-    let want_token = block_after(&doc, "and the token:");
+    let want_aad = block_after(&doc, aad_marker);
+    let want_token = block_after(&doc, token_marker);
 
     let key =
         hex::decode("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f").unwrap();
@@ -42,7 +44,11 @@ fn the_worked_example_reproduces() {
         SecretKey::from_slice(&key).unwrap(),
     ));
     let clock = ManualClock::new(1_764_460_800_000);
-    let mrtr = Mrtr::builder(ring, &clock).ttl_ms(300_000).build().unwrap();
+    let mrtr = choose_audience(Mrtr::builder(ring, &clock), audience)
+        .seal_format(format)
+        .ttl_ms(300_000)
+        .build()
+        .unwrap();
     let who = Principal::User {
         issuer: "https://idp.example",
         subject: "alice",
@@ -63,14 +69,34 @@ fn the_worked_example_reproduces() {
         .as_str()
         .to_owned();
 
-    let aad = Aad::build(&[1, 1, 2, b'k', b'1'], &b).unwrap();
+    let aad = Aad::build(&[format.byte(), 1, 2, b'k', b'1'], audience, &b).unwrap();
     assert_eq!(
         hex::encode(aad.as_bytes()),
         want_aad,
-        "the document's associated data"
+        "the document's {format} associated data"
     );
-    assert_eq!(token, want_token, "the document's token");
+    assert_eq!(token, want_token, "the document's {format} token");
     let opened = resume(&mrtr, &token, &b, &args).unwrap();
     assert_eq!(opened.continuation, b"step=date");
     assert_eq!(opened.expires_at_ms, 1_764_461_100_000);
+}
+
+#[test]
+fn the_v2_worked_example_reproduces() {
+    reproduce(
+        TokenFormat::V2,
+        Some("booking.example"),
+        "Associated data (v2:",
+        "The v2 token:",
+    );
+}
+
+#[test]
+fn the_v1_worked_example_reproduces() {
+    reproduce(
+        TokenFormat::V1,
+        None,
+        "Associated data (v1:",
+        "The v1 token:",
+    );
 }

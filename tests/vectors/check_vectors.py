@@ -2,19 +2,22 @@
 """Independent check of mrtr's golden vectors, written from the documented token format.
 
 Uses only the `cryptography` package (pip install cryptography). For every vector in the
-given JSON files (default: every *.json beside this script) it decodes the token text, takes
-the header, nonce, ciphertext and tag apart, rebuilds the canonical associated data from the
-vector's fields, decrypts with the vector's key and checks every field of the sealed state.
+given JSON files (default: the token vector files beside this script, format v1, and in
+v2/, format v2; every algorithm must be there in both formats) it decodes the token text,
+takes the header, nonce, ciphertext and tag apart, rebuilds the canonical associated data from
+the vector's fields, decrypts with the vector's key and checks every field of the sealed state.
 
-Format v1 (docs/token-format.md, core/src/token.rs, core/src/state.rs, core/src/binding.rs):
+Formats v1 and v2 (docs/token-format.md):
   token  = unpadded base64url of  header || nonce || ciphertext || tag(16)
-  header = version(1) || algorithm id(1) || key id length k(1) || key id(k)
-  AAD    = header || principal || method 0x00 protocolVersion 0x00 target
+  header = version(1: 0x01 or 0x02) || algorithm id(1) || key id length k(1) || key id(k)
+  AAD v2 = header || audience || principal || method 0x00 protocolVersion 0x00 target
+           audience  = 0x00 (none) | 0x01 || u16be(len) || audience (1..255 bytes)
+  AAD v1 = header ||             principal || method 0x00 protocolVersion 0x00 target
            principal = 0x00 (anonymous)
                      | 0x01 || u16be(len) || issuer || u16be(len) || subject
-  state  = version(1) || round u32be || issued-at u64be || expires-at u64be || token id(16)
-           || args digest(32) || method length(1) || method || continuation length u16be
-           || continuation
+  state  = version(1: 0x01) || round u32be || issued-at u64be || expires-at u64be
+           || token id(16) || args digest(32) || method length(1) || method
+           || continuation length u16be || continuation
 AES-256-GCM-SIV is RFC 8452's AEAD_AES_256_GCM_SIV (cryptography's AESGCMSIV, 42 or later).
 XChaCha20-Poly1305 is ChaCha20-Poly1305 under the HChaCha20 subkey of the key and the first
 16 nonce bytes, with nonce 0x00000000 || the last 8 nonce bytes.
@@ -91,20 +94,31 @@ def decrypt(algorithm, key, nonce, ciphertext_and_tag, aad):
     return ChaCha20Poly1305(subkey).decrypt(b"\0\0\0\0" + nonce[16:], ciphertext_and_tag, aad)
 
 
+def prefixed(text):
+    raw = text.encode()
+    return struct.pack(">H", len(raw)) + raw
+
+
 def canonical_aad(header, v):
+    audience = b""
+    if header[0] == 2:
+        if v["audience"] is None:
+            audience = b"\x00"
+        else:
+            assert 1 <= len(v["audience"].encode()) <= 255, "audience length"
+            audience = b"\x01" + prefixed(v["audience"])
+    else:
+        assert v["audience"] is None, "format v1 binds no audience"
     principal = v["principal"]
     if principal is None:
         who = b"\x00"
     else:
-        who = b"\x01"
-        for field in (principal["issuer"], principal["subject"]):
-            raw = field.encode()
-            who += struct.pack(">H", len(raw)) + raw
+        who = b"\x01" + prefixed(principal["issuer"]) + prefixed(principal["subject"])
     tail = b"\x00".join(v[f].encode() for f in ("method", "protocol_version", "target"))
-    return header + who + tail
+    return header + audience + who + tail
 
 
-def check_vector(algorithm, v):
+def check_vector(algorithm, file_format, v):
     alg_id, nonce_len = ALGORITHMS[algorithm]
     key = bytes.fromhex(v["key_hex"])
     rng = bytes.fromhex(v["rng_hex"])
@@ -113,7 +127,7 @@ def check_vector(algorithm, v):
     raw = b64url_decode(v["token"])
 
     version, alg, k = raw[0], raw[1], raw[2]
-    assert version == 1, "format version 1"
+    assert version == file_format, f"format version {file_format}"
     assert alg == alg_id, "algorithm id"
     header = raw[: 3 + k]
     assert header[3:].decode() == v["key_id"], "key id"
@@ -141,19 +155,34 @@ def check_vector(algorithm, v):
     assert state[72 + m :].hex() == v["continuation_hex"], "continuation"
 
 
-def main(paths):
+def default_files():
+    """Every algorithm's file in both formats: v1 beside this script, v2 in v2/."""
     here = pathlib.Path(__file__).resolve().parent
-    files = [pathlib.Path(p) for p in paths] or sorted(here.glob("*.json"))
+    names = [f"{name.lower()}.json" for name in ALGORITHMS]
+    files = [here / n for n in names] + [here / "v2" / n for n in names]
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        raise SystemExit(f"missing vector files: {', '.join(missing)}")
+    return files
+
+
+def main(paths):
+    files = [pathlib.Path(p) for p in paths] or default_files()
     passed = failed = 0
     for path in files:
         doc = json.loads(path.read_text())
+        expected_format = 2 if path.parent.name == "v2" else 1
+        if doc.get("format") != expected_format:
+            print(f"FAIL {path}: format {doc.get('format')!r}, expected {expected_format}")
+            failed += 1
+            continue
         for v in doc["vectors"]:
             try:
-                check_vector(doc["algorithm"], v)
+                check_vector(doc["algorithm"], doc["format"], v)
                 passed += 1
             except Exception as e:  # report every vector, then fail
                 failed += 1
-                print(f"FAIL {path.name} {v.get('name')}: {type(e).__name__}: {e}")
+                print(f"FAIL {path} {v.get('name')}: {type(e).__name__}: {e}")
     if passed + failed == 0:
         print("no vectors found")
         return 1

@@ -44,8 +44,14 @@ fn call() -> Binding<'static> {
 /// Seals with `A`, opens with `B` (same algorithm, same key).
 fn cross<A: Cipher, B: Cipher>() {
     let clock = ManualClock::new(1_000_000);
-    let sealer = Mrtr::builder(ring::<A>(), &clock).build().unwrap();
-    let opener = Mrtr::builder(ring::<B>(), &clock).build().unwrap();
+    let sealer = Mrtr::builder(ring::<A>(), &clock)
+        .audience("svc")
+        .build()
+        .unwrap();
+    let opener = Mrtr::builder(ring::<B>(), &clock)
+        .audience("svc")
+        .build()
+        .unwrap();
     let args = [3u8; 32];
     let mut out: TokenBuf<{ token_len_for(64) }> = TokenBuf::new();
     let token = sealer
@@ -100,9 +106,11 @@ fn chacha_round_trip_and_interop() {
 fn algorithms_do_not_cross() {
     let clock = ManualClock::new(1_000_000);
     let aes = Mrtr::builder(ring::<mrtr_aws_lc::Aes256Gcm>(), &clock)
+        .audience("svc")
         .build()
         .unwrap();
     let chacha = Mrtr::builder(ring::<mrtr_aws_lc::ChaCha20Poly1305>(), &clock)
+        .audience("svc")
         .build()
         .unwrap();
     let args = [3u8; 32];

@@ -32,6 +32,7 @@ fn mrtr_rows<C: Cipher, const N: usize>(iters: u64, id: &str, n: usize) {
         return;
     }
     let mrtr = Mrtr::builder(key_ring::<C>(), SystemClock)
+        .without_audience()
         .build()
         .expect("config");
     let call = binding();
@@ -85,6 +86,7 @@ fn mrtr_rows<C: Cipher, const N: usize>(iters: u64, id: &str, n: usize) {
     // allocates, amortised).
     let clock = ManualClock::new(1_000_000);
     let chain = Mrtr::builder(key_ring::<C>(), &clock)
+        .without_audience()
         .ttl_ms(1_000)
         .max_rounds(u32::MAX)
         .replay_cache(MemoryReplayCache::new(100_000))

@@ -3,7 +3,7 @@
 //! A "booking" handler pauses on every invocation until the round cap refuses the next
 //! resume; each step prints the round, a shortened token and the continuation it carries.
 //! Then it shows what the checks refuse: a tampered token, another caller, another tool,
-//! other arguments, an expired token, and a token sealed under a retired key.
+//! other arguments, another service sharing the key (another audience), and an expired token.
 
 use getrandom::SysRng;
 use mrtr_aes_gcm::Aes256Gcm;
@@ -21,19 +21,34 @@ fn short(token: &str) -> String {
     format!("{head}…({} chars)", token.len())
 }
 
-fn fresh_key<C: Cipher>(id: &str) -> Key<C> {
+/// Two copies of one fresh key: one for this service, one for another service of the fleet
+/// that shares the key material.
+fn fresh_key_pair<C: Cipher>(id: &str) -> (Key<C>, Key<C>) {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).expect("OS randomness");
-    let secret = SecretKey::from_bytes(bytes);
+    let key = |b| {
+        Key::new(
+            KeyId::new(id).expect("valid key id"),
+            SecretKey::from_bytes(b),
+        )
+    };
+    let pair = (key(bytes), key(bytes));
     bytes.fill(0);
-    Key::new(KeyId::new(id).expect("valid key id"), secret)
+    pair
 }
 
 fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
     println!("\n=== {} ===", C::ALGORITHM.name());
     let clock = ManualClock::new(1_764_460_800_000); // 2025-11-30T00:00:00Z
-    let ring: KeyRing<C, 2> = KeyRing::new(fresh_key("2026-11"));
-    let mrtr = Mrtr::builder(ring, &clock).build()?;
+    let (ours, theirs) = fresh_key_pair("2026-11");
+    let ring: KeyRing<C, 2> = KeyRing::new(ours);
+    let mrtr = Mrtr::builder(ring, &clock)
+        .audience("booking.example")
+        .build()?;
+    // Another service with the same key and a tool of the same name.
+    let billing = Mrtr::builder(KeyRing::<C, 2>::new(theirs), &clock)
+        .audience("billing.example")
+        .build()?;
     let mut rng = SysRng;
 
     let alice = Principal::User {
@@ -126,6 +141,15 @@ fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
             err.reason()
         );
     }
+    let err = billing
+        .resume(&first, &call, &args, &mut buf)
+        .expect_err("another audience");
+    println!(
+        "{:<16} -> {} (server log: {})",
+        "another service",
+        err.wire().reason,
+        err.reason()
+    );
     clock.advance(mrtr.ttl_ms());
     let err = mrtr
         .resume(&first, &call, &args, &mut buf)

@@ -35,6 +35,7 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
 fn walk<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) -> Option<Round> {
     let Ok(mrtr) = Mrtr::builder(keys::ring::<C>(), &CLOCK)
         .aad_capacity::<AAD>()
+        .audience(crate::GATEWAY_ID)
         .build()
     else {
         check!(report, false, "default configuration builds");
@@ -112,6 +113,7 @@ fn at_the_cap<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng, round
 fn gateway<C: Cipher>() -> Option<Mrtr<C, &'static WallClock<Uptime>, NoReplayCache, 2, AAD>> {
     Mrtr::builder(keys::ring::<C>(), &CLOCK)
         .aad_capacity::<AAD>()
+        .audience(crate::GATEWAY_ID)
         .build()
         .ok()
 }
@@ -143,6 +145,7 @@ fn sealed_by_higher_cap<C: Cipher>(
     let higher = Mrtr::builder(keys::ring::<C>(), &CLOCK)
         .aad_capacity::<AAD>()
         .max_rounds(DEFAULT_MAX_ROUNDS + 1)
+        .audience(crate::GATEWAY_ID)
         .build()
         .map_err(|_| SealError::TooLarge)?;
     let mut out = Token::new();

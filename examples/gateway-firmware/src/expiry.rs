@@ -23,6 +23,7 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng, delay: &
     let Ok(mrtr) = Mrtr::builder(keys::ring::<C>(), &CLOCK)
         .aad_capacity::<AAD>()
         .ttl_ms(u64::from(TTL_MS))
+        .audience(crate::GATEWAY_ID)
         .build()
     else {
         check!(report, false, "configuration builds");

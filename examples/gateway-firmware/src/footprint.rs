@@ -45,7 +45,11 @@ pub fn seal_and_open<C: Cipher>() -> bool {
     };
     let ring: KeyRing<C, 1> = KeyRing::new(Key::new(id, SecretKey::from_bytes(black_box([7; 32]))));
     let clock = ManualClock::new(black_box(1_795_996_800_000));
-    let Ok(mrtr) = Mrtr::builder(ring, &clock).aad_capacity::<AAD>().build() else {
+    let Ok(mrtr) = Mrtr::builder(ring, &clock)
+        .aad_capacity::<AAD>()
+        .audience(crate::GATEWAY_ID)
+        .build()
+    else {
         return false;
     };
     let binding = call(black_box(crate::TOOL), black_box(crate::OWNER));

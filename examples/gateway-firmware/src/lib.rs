@@ -59,14 +59,18 @@ pub const OWNER: Principal<'static> = Principal::User {
 /// Stands for the SHA-256 of the call's canonical arguments (computed by the transport).
 pub const ARGS: ArgsDigest = [0x5a; 32];
 
-/// The bindings the gateway serves: tool names and principal fields up to 64 bytes (method
-/// and protocol version at mrtr's limits).
+/// The gateway's identity: the audience every token it seals is bound to (token format v2).
+pub const GATEWAY_ID: &str = "gateway-0042";
+
+/// The bindings the gateway serves: tool names and principal fields up to 64 bytes, its own
+/// audience (method and protocol version at mrtr's limits).
 pub const AAD_LIMITS: AadLimits = AadLimits {
     target: 64,
     principal_field: 64,
+    audience: GATEWAY_ID.len(),
     ..AadLimits::DEFAULT
 };
-/// The gateway's AAD capacity: 282 bytes instead of the default 1,624.
+/// The gateway's AAD capacity (a few hundred bytes instead of the default 1,882).
 pub const AAD: usize = AAD_LIMITS.capacity();
 
 /// Largest continuation the gateway seals, in bytes.

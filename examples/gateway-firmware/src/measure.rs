@@ -62,6 +62,7 @@ fn pair<C: Cipher, const A: usize>(
 ) {
     let Ok(engine) = Mrtr::builder(keys::ring::<C>(), &CLOCK)
         .aad_capacity::<A>()
+        .audience(crate::GATEWAY_ID)
         .build()
     else {
         check!(report, false, "configuration builds");
@@ -114,6 +115,7 @@ fn with_replay<C: Cipher>(
     let Ok(spending) = Mrtr::builder(keys::ring::<C>(), &CLOCK)
         .aad_capacity::<AAD>()
         .replay_cache(&MEASURED_SEEN)
+        .audience(crate::GATEWAY_ID)
         .build()
     else {
         check!(report, false, "configuration builds");

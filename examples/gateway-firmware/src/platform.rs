@@ -72,6 +72,7 @@ fn clock<C: Cipher>(report: &mut Report) {
 fn reference_token<C: Cipher>() -> Option<TokenText> {
     let reference = Mrtr::builder(keys::ring::<C>(), &crate::clock::CLOCK)
         .aad_capacity::<AAD>()
+        .audience(crate::GATEWAY_ID)
         .build()
         .ok()?;
     let mut rng = crate::rng::example_rng();
@@ -85,6 +86,7 @@ fn reference_token<C: Cipher>() -> Option<TokenText> {
 fn reference_opens<C: Cipher>(token: &TokenText) -> bool {
     Mrtr::builder(keys::ring::<C>(), &crate::clock::CLOCK)
         .aad_capacity::<AAD>()
+        .audience(crate::GATEWAY_ID)
         .build()
         .is_ok_and(|r| {
             crate::open(&r, token.as_str(), &call(TOOL, OWNER), &ARGS) == Outcome::Accepted
@@ -96,6 +98,7 @@ fn reference_opens<C: Cipher>(token: &TokenText) -> bool {
 fn learning<C: Cipher>(report: &mut Report, wall: &WallClock<Uptime>, valid: &TokenText) {
     let Ok(engine) = Mrtr::builder(keys::ring::<C>(), wall)
         .aad_capacity::<AAD>()
+        .audience(crate::GATEWAY_ID)
         .build()
     else {
         check!(report, false, "configuration builds");
@@ -339,6 +342,7 @@ fn trng<C: Cipher>(report: &mut Report) {
     defmt::println!("   source: no TRNG peripheral on this QEMU machine: a non-random stand-in");
     let Ok(engine) = Mrtr::builder(keys::ring::<C>(), &crate::clock::CLOCK)
         .aad_capacity::<AAD>()
+        .audience(crate::GATEWAY_ID)
         .build()
     else {
         check!(report, false, "configuration builds");

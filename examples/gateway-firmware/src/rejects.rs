@@ -22,6 +22,7 @@ type Engine<C> = Mrtr<C, &'static WallClock<Uptime>, NoReplayCache, 2, AAD>;
 fn engine<C: Cipher>(ring: keys::Ring<C>) -> Option<Engine<C>> {
     Mrtr::builder(ring, &CLOCK)
         .aad_capacity::<AAD>()
+        .audience(crate::GATEWAY_ID)
         .build()
         .ok()
 }
@@ -198,7 +199,7 @@ fn capacity<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
         return;
     };
     // Room for the target: the capacity less what the rest of the binding takes.
-    let room = AAD - call("", OWNER).aad_len();
+    let room = AAD - call("", OWNER).aad_len(Some(crate::GATEWAY_ID));
     let (over, fits) = (&LONG_TARGET[..room + 1], &LONG_TARGET[..room]);
     let (long, exact) = (call(over, OWNER), call(fits, OWNER));
     defmt::println!(
@@ -214,14 +215,14 @@ fn capacity<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
             && mrtr.keys().current().seals_used() == seals,
         "{=usize}-byte target ({=usize} B of AAD): pause refused ({}), no seal spent",
         over.len(),
-        long.aad_len(),
+        long.aad_len(Some(crate::GATEWAY_ID)),
         refused
     );
     let ok = issue(&mrtr, &exact, b"x", rng)
         .is_ok_and(|t| opens_to(&mrtr, t.text.as_str(), &exact, b"x"));
     check!(
         report,
-        ok && exact.aad_len() == AAD,
+        ok && exact.aad_len(Some(crate::GATEWAY_ID)) == AAD,
         "{=usize}-byte target (exactly the capacity): seals and opens",
         fits.len()
     );
@@ -236,7 +237,10 @@ fn foreign_capacity<C: Cipher>(
     gateway: &Engine<C>,
     long: &mrtr_core::Binding<'_>,
 ) {
-    let Ok(wide) = Mrtr::builder(keys::ring::<C>(), &CLOCK).build() else {
+    let Ok(wide) = Mrtr::builder(keys::ring::<C>(), &CLOCK)
+        .audience(crate::GATEWAY_ID)
+        .build()
+    else {
         check!(report, false, "default configuration builds");
         return;
     };

@@ -65,6 +65,7 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
         .aad_capacity::<AAD>()
         .ttl_ms(TTL_MS)
         .replay_cache(&SEEN)
+        .audience(crate::GATEWAY_ID)
         .build()
     else {
         check!(report, false, "configuration builds");
@@ -82,6 +83,7 @@ fn multi_use<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
     let Ok(multi) = Mrtr::builder(keys::ring::<C>(), &CLOCK)
         .aad_capacity::<AAD>()
         .ttl_ms(TTL_MS)
+        .audience(crate::GATEWAY_ID)
         .build()
     else {
         check!(report, false, "configuration builds");

@@ -5,7 +5,7 @@
 use mrtr_core::binding::Aad;
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyId, KeyRing, MAX_KEY_ID_LEN, SecretKey};
-use mrtr_core::token::{FORMAT_VERSION, MAX_HEADER_LEN};
+use mrtr_core::token::{MAX_HEADER_LEN, TokenFormat};
 use mrtr_core::{
     ArgsDigest, Binding, DEFAULT_MAX_ROUNDS, ManualClock, Mrtr, Principal, Round, TokenBuf,
     token_len_for,
@@ -109,6 +109,8 @@ fn one<C: Cipher>(report: &mut Report, v: &Vector) {
         .unwrap_or(u32::MAX)
         .max(DEFAULT_MAX_ROUNDS);
     let Ok(mrtr) = Mrtr::builder(ring, &clock)
+        .without_audience()
+        .seal_format(TokenFormat::V1)
         .ttl_ms(v.ttl_ms)
         .max_rounds(rounds.saturating_add(1))
         .build()
@@ -185,9 +187,9 @@ fn aad_matches<C: Cipher>(v: &Vector, binding: &Binding<'_>) -> bool {
         return false;
     }
     let mut header = [0u8; MAX_HEADER_LEN];
-    header[0] = FORMAT_VERSION;
+    header[0] = TokenFormat::V1.byte();
     header[1] = C::ALGORITHM.id();
     header[2] = kid.len() as u8;
     header[3..3 + kid.len()].copy_from_slice(kid);
-    Aad::build(&header[..3 + kid.len()], binding).is_some_and(|aad| aad.as_bytes() == v.aad)
+    Aad::build(&header[..3 + kid.len()], None, binding).is_some_and(|aad| aad.as_bytes() == v.aad)
 }

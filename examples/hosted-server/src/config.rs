@@ -6,8 +6,30 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, ValueEnum};
-use mrtr_std::engine::Backend;
+use mrtr_std::core::AcceptV1;
+use mrtr_std::engine::{Audience, Backend};
 use mrtr_std::replay::redis::RedisReplayCache;
+
+/// Whether format-v1 tokens (sealed before an upgrade, without an audience) still open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum V1Choice {
+    /// For one token lifetime plus the clock skew after start (the default).
+    Window,
+    /// Always (an operator finishing a slow rollout).
+    Always,
+    /// Never.
+    Never,
+}
+
+impl From<V1Choice> for AcceptV1 {
+    fn from(c: V1Choice) -> Self {
+        match c {
+            V1Choice::Window => AcceptV1::ForStartupWindow,
+            V1Choice::Always => AcceptV1::Always,
+            V1Choice::Never => AcceptV1::Never,
+        }
+    }
+}
 
 /// Where token single use is recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -49,6 +71,33 @@ pub struct Config {
     /// Token lifetime in ms.
     #[arg(long, default_value_t = mrtr_std::core::DEFAULT_TTL_MS)]
     pub ttl_ms: u64,
+
+    /// The audience tokens are bound to: this service's identity. Services sharing key
+    /// material but not an audience refuse each other's tokens.
+    #[arg(
+        long,
+        default_value = "mrtr-hosted-server",
+        conflicts_with = "no_audience"
+    )]
+    pub audience: String,
+
+    /// Bind tokens to no audience (a deliberate choice; any service with the same keys and
+    /// no audience accepts them).
+    #[arg(long)]
+    pub no_audience: bool,
+
+    /// Longest lifetime (expires − issued) a token may claim, in ms; default: the TTL. Keep
+    /// it at the old TTL for one old TTL after lowering --ttl-ms.
+    #[arg(long)]
+    pub max_lifetime_ms: Option<u64>,
+
+    /// How far a token's issue time may lie in the future, in ms (clock skew between nodes).
+    #[arg(long, default_value_t = mrtr_std::core::DEFAULT_MAX_CLOCK_SKEW_MS)]
+    pub max_clock_skew_ms: u64,
+
+    /// Whether format-v1 tokens still open during an upgrade.
+    #[arg(long, value_enum, default_value_t = V1Choice::Window)]
+    pub accept_v1: V1Choice,
 
     /// Handler invocations per resume chain (the call plus resumes).
     #[arg(long, default_value_t = mrtr_std::core::DEFAULT_MAX_ROUNDS)]
@@ -106,6 +155,15 @@ pub struct Config {
 }
 
 impl Config {
+    /// The audience chosen on the command line.
+    pub fn audience(&self) -> Audience {
+        if self.no_audience {
+            Audience::None
+        } else {
+            Audience::Named(self.audience.clone())
+        }
+    }
+
     /// The replay cache to use.
     pub fn replay_choice(&self) -> ReplayChoice {
         self.replay.unwrap_or(if self.redis_url.is_some() {

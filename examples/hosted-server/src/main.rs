@@ -88,12 +88,17 @@ async fn build_app(config: &Config) -> anyhow::Result<App> {
         } else {
             ErrorDetail::Uniform
         },
+        audience: config.audience(),
+        max_lifetime_ms: config.max_lifetime_ms,
+        max_clock_skew_ms: config.max_clock_skew_ms,
+        accept_v1: config.accept_v1.into(),
     };
     let key_id = keys.current_id().to_string();
-    let engine = Rotating::new(config.cipher, keys, limits, replay)?;
+    let engine = Rotating::new(config.cipher, keys, limits.clone(), replay)?;
     tracing::info!(
         cipher = %config.cipher,
         key_id,
+        audience = ?limits.audience,
         ttl_ms = limits.ttl_ms,
         max_rounds = limits.max_rounds,
         replay = engine.replay_cache().name(),

@@ -31,7 +31,7 @@ pub fn mrtr(max_rounds: u32) -> Mrtr {
     let keys = KeyConfig::parse_env(&format!("current=k1; k1:{KEY}")).unwrap();
     let limits = Limits {
         max_rounds,
-        ..Limits::default()
+        ..Limits::for_audience("mrtr-rmcp-tests")
     };
     let engine = Rotating::new(
         Backend::Aes256Gcm,

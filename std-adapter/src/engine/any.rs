@@ -21,7 +21,8 @@ use mrtr_core::cipher::{Algorithm, Cipher};
 use mrtr_core::key::KeyId;
 use mrtr_core::replay::ReplayCache;
 use mrtr_core::{
-    Clock, ConfigError, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, ErrorDetail, Mrtr, Reason, Round,
+    AcceptV1, Clock, ConfigError, DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS,
+    ErrorDetail, Mrtr, Reason, Round,
 };
 use serde_json::Value;
 
@@ -171,9 +172,30 @@ impl FromStr for Backend {
     }
 }
 
-/// Token lifetime, round cap and error detail of an [`AnyEngine`]; the defaults are
-/// [`mrtr_core`]'s (5-minute TTL, 10 rounds, uniform errors).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The audience tokens are bound to: the operator-set identity of the service (token format
+/// v2). Services that share key material but not an audience refuse each other's tokens.
+///
+/// There is no silent default: an [`AnyEngine`] built with [`Audience::Unset`] is refused
+/// ([`EngineConfigError::AudienceUnset`]); leaving the audience out is the explicit
+/// [`Audience::None`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Audience {
+    /// Not chosen yet (the default of [`Limits`]): building an engine fails.
+    #[default]
+    Unset,
+    /// Deliberately none: tokens are bound to "no audience" (and never open for a service
+    /// that has one).
+    None,
+    /// This service's identity, 1 to 255 bytes (for example its server name).
+    Named(String),
+}
+
+/// Token lifetime, round cap, error detail, audience and the format-v2 lifetime bounds of an
+/// [`AnyEngine`]; the defaults are [`mrtr_core`]'s (5-minute TTL, 10 rounds, uniform errors,
+/// lifetime bounded by the TTL, 60 s of clock skew, v1 tokens accepted for one lifetime after
+/// start), except the audience, which must be chosen.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Token lifetime in ms; must be > 0.
     pub ttl_ms: u64,
@@ -182,6 +204,15 @@ pub struct Limits {
     /// How much of a rejection's cause the client sees ([`ErrorDetail::Detailed`] is for
     /// development only: it is an oracle).
     pub error_detail: ErrorDetail,
+    /// The audience (must be chosen).
+    pub audience: Audience,
+    /// Longest `expires − issued` a token may claim, in ms (`None`: the TTL). Keep it at an
+    /// old, longer TTL for one old TTL after lowering the TTL.
+    pub max_lifetime_ms: Option<u64>,
+    /// How far in the future a token's issue time may be, in ms (clock skew between nodes).
+    pub max_clock_skew_ms: u64,
+    /// Whether format-v1 tokens (no audience) still open during a rollout.
+    pub accept_v1: AcceptV1,
 }
 
 impl Default for Limits {
@@ -190,6 +221,20 @@ impl Default for Limits {
             ttl_ms: DEFAULT_TTL_MS,
             max_rounds: DEFAULT_MAX_ROUNDS,
             error_detail: ErrorDetail::Uniform,
+            audience: Audience::Unset,
+            max_lifetime_ms: None,
+            max_clock_skew_ms: DEFAULT_MAX_CLOCK_SKEW_MS,
+            accept_v1: AcceptV1::ForStartupWindow,
+        }
+    }
+}
+
+impl Limits {
+    /// The defaults with `audience` (this service's identity).
+    pub fn for_audience(audience: impl Into<String>) -> Self {
+        Self {
+            audience: Audience::Named(audience.into()),
+            ..Self::default()
         }
     }
 }
@@ -200,8 +245,11 @@ impl Default for Limits {
 pub enum EngineConfigError {
     /// The key configuration does not fit the key ring (more keys than it holds).
     Keys(KeyConfigError),
-    /// The limits are invalid (zero TTL or rounds).
+    /// The limits are invalid (zero TTL or rounds, an empty or over-long audience, a
+    /// maximum lifetime below the TTL).
     Config(ConfigError),
+    /// No audience was chosen ([`Audience::Unset`]).
+    AudienceUnset,
 }
 
 impl fmt::Display for EngineConfigError {
@@ -209,6 +257,10 @@ impl fmt::Display for EngineConfigError {
         match self {
             Self::Keys(e) => fmt::Display::fmt(e, f),
             Self::Config(e) => write!(f, "mrtr configuration: {e}"),
+            Self::AudienceUnset => f.write_str(
+                "mrtr configuration: no token audience chosen: set it to this service's \
+                 identity (Audience::Named), or to Audience::None deliberately",
+            ),
         }
     }
 }
@@ -219,6 +271,7 @@ impl std::error::Error for EngineConfigError {
             // Displayed as the key error itself: its causes are this error's.
             Self::Keys(e) => e.source(),
             Self::Config(e) => Some(e),
+            Self::AudienceUnset => None,
         }
     }
 }
@@ -295,7 +348,7 @@ macro_rules! each_engine {
 /// let backend: Backend = "chacha20-poly1305".parse()?;
 /// let keys = KeyConfig::parse_env("current=k1; k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")?;
 /// let engine: AnyEngine =
-///     AnyEngine::new(backend, keys, Limits::default(), AnyReplayCache::memory(100_000))?;
+///     AnyEngine::new(backend, keys, Limits::for_audience("booking-server"), AnyReplayCache::memory(100_000))?;
 /// assert_eq!(engine.backend(), backend);
 ///
 /// // Per request, as with `Engine`.
@@ -361,8 +414,17 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
             replay: R,
             used: &dyn Fn(&KeyId) -> u32,
         ) -> Result<Engine<C, R, Clk>, EngineConfigError> {
-            let mrtr = Mrtr::builder(keys.into_ring_counting::<C, 4>(used)?, clock)
+            let builder = Mrtr::builder(keys.into_ring_counting::<C, 4>(used)?, clock);
+            let builder = match &limits.audience {
+                Audience::Unset => return Err(EngineConfigError::AudienceUnset),
+                Audience::None => builder.without_audience(),
+                Audience::Named(name) => builder.audience(name),
+            };
+            let mrtr = builder
                 .ttl_ms(limits.ttl_ms)
+                .max_lifetime_ms(limits.max_lifetime_ms.unwrap_or(limits.ttl_ms))
+                .max_clock_skew_ms(limits.max_clock_skew_ms)
+                .accept_v1(limits.accept_v1)
                 .max_rounds(limits.max_rounds)
                 .error_detail(limits.error_detail)
                 .build()?;
@@ -420,12 +482,21 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
         self.backend.algorithm()
     }
 
-    /// The token lifetime, round cap and error detail in use.
+    /// The limits in use.
     pub fn limits(&self) -> Limits {
-        each_engine!(&self.inner, e => Limits {
-            ttl_ms: e.mrtr().ttl_ms(),
-            max_rounds: e.mrtr().max_rounds(),
-            error_detail: e.mrtr().error_detail(),
+        each_engine!(&self.inner, e => {
+            let m = e.mrtr();
+            Limits {
+                ttl_ms: m.ttl_ms(),
+                max_rounds: m.max_rounds(),
+                error_detail: m.error_detail(),
+                audience: m
+                    .audience()
+                    .map_or(Audience::None, |a| Audience::Named(a.to_owned())),
+                max_lifetime_ms: Some(m.max_lifetime_ms()),
+                max_clock_skew_ms: m.max_clock_skew_ms(),
+                accept_v1: m.accept_v1(),
+            }
         })
     }
 

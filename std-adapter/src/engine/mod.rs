@@ -43,7 +43,7 @@ mod any;
 mod rotating;
 mod step;
 
-pub use any::{AnyEngine, Backend, EngineConfigError, Limits, UnknownBackend};
+pub use any::{AnyEngine, Audience, Backend, EngineConfigError, Limits, UnknownBackend};
 pub use rotating::{Generation, Reloaded, Rotating, Shared};
 use step::Record;
 pub use step::{PauseError, Resumption, Step, Verified};
@@ -161,7 +161,10 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// use mrtr_std::{Aes256Gcm, SystemClock};
     ///
     /// let keys = KeyConfig::ephemeral()?;
-    /// let engine = Engine::new(Mrtr::builder(keys.into_ring::<Aes256Gcm, 4>()?, SystemClock).build()?, ());
+    /// let mrtr = Mrtr::builder(keys.into_ring::<Aes256Gcm, 4>()?, SystemClock)
+    ///     .audience("booking-server")
+    ///     .build()?;
+    /// let engine = Engine::new(mrtr, ());
     /// let error = engine.reject(Reason::Malformed);
     /// assert_eq!(error.code(), -32602);
     /// assert_eq!(error.data().unwrap()["reason"], "invalid_request_state"); // uniform mode

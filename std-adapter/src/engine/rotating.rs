@@ -87,7 +87,7 @@ pub type Generation<R, Clk> = AnyEngine<Shared<R>, Clk>;
 /// const K1: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 /// const K2: &str = "HyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4=";
 /// let keys = KeyConfig::parse_env(&format!("current=k1; k1:{K1}"))?;
-/// let engine = Rotating::new(Backend::Aes256Gcm, keys, Limits::default(), AnyReplayCache::memory(1_000))?;
+/// let engine = Rotating::new(Backend::Aes256Gcm, keys, Limits::for_audience("booking-server"), AnyReplayCache::memory(1_000))?;
 ///
 /// // Phase 1 of a rotation: k2 everywhere, open-only. Phase 2: k2 seals.
 /// let phase1 = KeyConfig::parse_env(&format!("current=k1; k1:{K1}; k2:{K2}"))?;
@@ -128,7 +128,8 @@ impl<R, Clk: Clock + Clone> Rotating<R, Clk> {
         clock: Clk,
     ) -> Result<Self, EngineConfigError> {
         let replay = Shared(Arc::new(replay));
-        let first = AnyEngine::with_clock(backend, keys, limits, replay.clone(), clock.clone())?;
+        let first =
+            AnyEngine::with_clock(backend, keys, limits.clone(), replay.clone(), clock.clone())?;
         Ok(Self {
             backend,
             limits,
@@ -170,7 +171,7 @@ impl<R, Clk: Clock + Clone> Rotating<R, Clk> {
         let next = AnyEngine::with_clock_counting(
             self.backend,
             keys,
-            self.limits,
+            self.limits.clone(),
             self.replay.clone(),
             self.clock.clone(),
             |id| counts.iter().find(|(k, _)| k == id).map_or(0, |(_, n)| *n),

@@ -27,6 +27,7 @@ pub fn mrtr(clock: &ManualClock, detail: ErrorDetail) -> Mrtr<Aes256Gcm, ManualC
         .into_ring()
         .unwrap();
     Mrtr::builder(ring, clock.clone())
+        .without_audience()
         .ttl_ms(60_000)
         .max_rounds(3)
         .error_detail(detail)

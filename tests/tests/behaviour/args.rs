@@ -2,7 +2,7 @@
 
 use mrtr_core::cipher::Cipher;
 use mrtr_core::replay::SharedReplaySet;
-use mrtr_core::{ManualClock, Mrtr, Reason};
+use mrtr_core::{ManualClock, Reason};
 use mrtr_tests::fixture::*;
 use mrtr_tests::rng::SeqRng;
 
@@ -30,10 +30,7 @@ fn other_arguments_are_rejected<C: Cipher>() {
 fn a_wrong_argument_retry_does_not_burn_the_token<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let seen = SharedReplaySet::<8>::new();
-    let mrtr = Mrtr::builder(ring::<C>(), &clock)
-        .replay_cache(&seen)
-        .build()
-        .unwrap();
+    let mrtr = builder::<C, _>(&clock).replay_cache(&seen).build().unwrap();
     let token = first(&mrtr, &mut SeqRng::new(2));
 
     for _ in 0..3 {

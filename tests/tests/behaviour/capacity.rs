@@ -10,10 +10,12 @@ use mrtr_core::{
 use mrtr_tests::fixture::*;
 use mrtr_tests::rng::SeqRng;
 
-/// A gateway's limits: tool names and principal fields of at most 64 bytes.
+/// A gateway's limits: tool names and principal fields of at most 64 bytes, and its own
+/// audience.
 const GATEWAY: usize = AadLimits {
     target: 64,
     principal_field: 64,
+    audience: AUDIENCE.len(),
     ..AadLimits::DEFAULT
 }
 .capacity();
@@ -22,6 +24,7 @@ fn gateway<C: Cipher, Clk: Clock>(
     clock: Clk,
 ) -> Mrtr<C, Clk, mrtr_core::replay::NoReplayCache, 4, GATEWAY> {
     Mrtr::builder(ring(), clock)
+        .audience(AUDIENCE)
         .aad_capacity::<GATEWAY>()
         .build()
         .unwrap()
@@ -66,7 +69,7 @@ fn the_widest_binding_within_the_limits_fits_exactly<C: Cipher>() {
     let small = gateway::<C, _>(&clock);
     let (target, field) = ("t".repeat(64), "f".repeat(64));
     let b = widest(&target, &field);
-    assert_eq!(b.aad_len(), GATEWAY);
+    assert_eq!(b.aad_len(Some(AUDIENCE)), GATEWAY);
     let token = seal(&small, Round::FIRST, &b, &ARGS, b"x", &mut SeqRng::new(8));
     assert!(resume(&small, &token, &b, &ARGS).is_ok());
 }
@@ -76,7 +79,7 @@ fn a_binding_over_the_capacity_is_refused_before_any_seal<C: Cipher>() {
     let (small, default) = (gateway::<C, _>(&clock), engine::<C, _>(&clock));
     let (target, field) = ("t".repeat(65), "f".repeat(64));
     let over = widest(&target, &field);
-    assert_eq!(over.aad_len(), GATEWAY + 1);
+    assert_eq!(over.aad_len(Some(AUDIENCE)), GATEWAY + 1);
 
     let mut out = Buf::new();
     let err = small.pause(

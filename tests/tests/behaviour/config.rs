@@ -1,7 +1,7 @@
 //! Configuration: defaults, and invalid values refused with clear errors.
 
 use mrtr_core::cipher::Cipher;
-use mrtr_core::{ConfigError, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, ErrorDetail, ManualClock, Mrtr};
+use mrtr_core::{ConfigError, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, ErrorDetail, ManualClock};
 use mrtr_tests::fixture::*;
 
 fn defaults_are_five_minutes_and_ten_rounds<C: Cipher>() {
@@ -16,33 +16,27 @@ fn defaults_are_five_minutes_and_ten_rounds<C: Cipher>() {
 
 fn zero_ttl_is_refused<C: Cipher>() {
     let clock = ManualClock::new(NOW);
-    let err = Mrtr::builder(ring::<C>(), &clock)
-        .ttl_ms(0)
-        .build()
-        .unwrap_err();
+    let err = builder::<C, _>(&clock).ttl_ms(0).build().unwrap_err();
     assert_eq!(err, ConfigError::ZeroTtl);
     assert!(err.to_string().contains("ttl"), "{err}");
 }
 
 fn zero_max_rounds_is_refused<C: Cipher>() {
     let clock = ManualClock::new(NOW);
-    let err = Mrtr::builder(ring::<C>(), &clock)
-        .max_rounds(0)
-        .build()
-        .unwrap_err();
+    let err = builder::<C, _>(&clock).max_rounds(0).build().unwrap_err();
     assert_eq!(err, ConfigError::ZeroMaxRounds);
     assert!(err.to_string().contains("max rounds"), "{err}");
 }
 
 fn smallest_and_largest_values_are_accepted<C: Cipher>() {
     let clock = ManualClock::new(NOW);
-    let m = Mrtr::builder(ring::<C>(), &clock)
+    let m = builder::<C, _>(&clock)
         .ttl_ms(1)
         .max_rounds(1)
         .build()
         .unwrap();
     assert_eq!((m.ttl_ms(), m.max_rounds()), (1, 1));
-    let m = Mrtr::builder(ring::<C>(), &clock)
+    let m = builder::<C, _>(&clock)
         .ttl_ms(u64::MAX)
         .max_rounds(u32::MAX)
         .error_detail(ErrorDetail::Detailed)

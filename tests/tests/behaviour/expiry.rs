@@ -1,7 +1,7 @@
 //! Expiry on a manual clock: `expires_at <= now` rejects. No sleeping.
 
 use mrtr_core::cipher::Cipher;
-use mrtr_core::{DEFAULT_TTL_MS, ManualClock, Mrtr, Reason, Round, SealError};
+use mrtr_core::{DEFAULT_TTL_MS, ManualClock, Reason, Round, SealError};
 use mrtr_tests::fixture::*;
 use mrtr_tests::rng::SeqRng;
 
@@ -27,10 +27,7 @@ fn exactly_at_expiry_is_rejected<C: Cipher>() {
 
 fn a_custom_ttl_sets_the_expiry<C: Cipher>() {
     let clock = ManualClock::new(NOW);
-    let mrtr = Mrtr::builder(ring::<C>(), &clock)
-        .ttl_ms(1)
-        .build()
-        .unwrap();
+    let mrtr = builder::<C, _>(&clock).ttl_ms(1).build().unwrap();
     let token = first(&mrtr, &mut SeqRng::new(3));
     let opened = resume(&mrtr, &token, &call(), &ARGS).unwrap();
     assert_eq!((opened.issued_at_ms, opened.expires_at_ms), (NOW, NOW + 1));
@@ -41,11 +38,8 @@ fn a_custom_ttl_sets_the_expiry<C: Cipher>() {
 fn expiry_is_checked_against_the_clock_at_resume<C: Cipher>() {
     // The token carries its own expiry: an engine with a longer TTL does not stretch it.
     let clock = ManualClock::new(NOW);
-    let short = Mrtr::builder(ring::<C>(), &clock)
-        .ttl_ms(1_000)
-        .build()
-        .unwrap();
-    let long = Mrtr::builder(ring::<C>(), &clock)
+    let short = builder::<C, _>(&clock).ttl_ms(1_000).build().unwrap();
+    let long = builder::<C, _>(&clock)
         .ttl_ms(DEFAULT_TTL_MS)
         .build()
         .unwrap();
@@ -58,10 +52,7 @@ fn expiry_is_checked_against_the_clock_at_resume<C: Cipher>() {
 
 fn a_resumed_chain_gets_a_fresh_expiry_each_pause<C: Cipher>() {
     let clock = ManualClock::new(NOW);
-    let mrtr = Mrtr::builder(ring::<C>(), &clock)
-        .ttl_ms(10_000)
-        .build()
-        .unwrap();
+    let mrtr = builder::<C, _>(&clock).ttl_ms(10_000).build().unwrap();
     let mut rng = SeqRng::new(5);
     let t1 = first(&mrtr, &mut rng);
     clock.advance(9_000);
@@ -77,10 +68,7 @@ fn a_resumed_chain_gets_a_fresh_expiry_each_pause<C: Cipher>() {
 
 fn an_expiry_past_u64_is_a_seal_error<C: Cipher>() {
     let clock = ManualClock::new(u64::MAX - 5);
-    let mrtr = Mrtr::builder(ring::<C>(), &clock)
-        .ttl_ms(10)
-        .build()
-        .unwrap();
+    let mrtr = builder::<C, _>(&clock).ttl_ms(10).build().unwrap();
     let mut out = Buf::new();
     let err = mrtr.pause(
         Round::FIRST,

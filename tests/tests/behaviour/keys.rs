@@ -12,6 +12,7 @@ fn an_unknown_key_id_is_rejected<C: Cipher>() {
     let k1 = engine::<C, _>(&clock);
     // Same secret, other id: the id alone decides, there is no trial decryption.
     let k2 = Mrtr::builder(KeyRing::<C, 4>::new(key("k2", 1)), &clock)
+        .audience(AUDIENCE)
         .build()
         .unwrap();
     let token = first(&k1, &mut SeqRng::new(1));
@@ -22,6 +23,7 @@ fn the_same_key_id_with_another_secret_is_rejected<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let good = engine::<C, _>(&clock);
     let evil = Mrtr::builder(KeyRing::<C, 4>::new(key("k1", 2)), &clock)
+        .audience(AUDIENCE)
         .build()
         .unwrap();
     let token = first(&evil, &mut SeqRng::new(2));
@@ -37,7 +39,10 @@ fn rotation_keeps_old_tokens_open<C: Cipher>() {
     let rotated = KeyRing::<C, 4>::new(key("k2", 2))
         .with_previous(key("k1", 1))
         .unwrap();
-    let after = Mrtr::builder(rotated, &clock).build().unwrap();
+    let after = Mrtr::builder(rotated, &clock)
+        .audience(AUDIENCE)
+        .build()
+        .unwrap();
     assert_eq!(after.keys().current().id().as_str(), "k2");
     assert_eq!(
         resume(&after, &old_token, &call(), &ARGS)
@@ -63,6 +68,7 @@ fn rotation_keeps_old_tokens_open<C: Cipher>() {
 
     // Dropping k1 from the ring retires its tokens.
     let retired = Mrtr::builder(KeyRing::<C, 4>::new(key("k2", 2)), &clock)
+        .audience(AUDIENCE)
         .build()
         .unwrap();
     assert_eq!(
@@ -75,6 +81,7 @@ fn rotation_keeps_old_tokens_open<C: Cipher>() {
 /// Resumes a token with an engine of algorithm `D` holding the same key.
 fn resume_with<D: Cipher>(token: &str, clock: &ManualClock) -> Result<(), Reason> {
     let other = Mrtr::builder(KeyRing::<D, 4>::new(key("k1", 1)), clock)
+        .audience(AUDIENCE)
         .build()
         .unwrap();
     resume(&other, token, &call(), &ARGS)
@@ -109,7 +116,10 @@ fn a_ring_of_another_algorithm_is_rejected<C: Cipher>() {
 fn a_key_refuses_past_its_seal_limit<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let ring = KeyRing::<C, 4>::new(key("k1", 1)).with_seal_limit(3);
-    let mrtr = Mrtr::builder(ring, &clock).build().unwrap();
+    let mrtr = Mrtr::builder(ring, &clock)
+        .audience(AUDIENCE)
+        .build()
+        .unwrap();
     let mut rng = SeqRng::new(5);
     let tokens: Vec<String> = (0..3).map(|_| first(&mrtr, &mut rng)).collect();
     let mut out = Buf::new();
@@ -127,7 +137,10 @@ fn a_key_refuses_past_its_seal_limit<C: Cipher>() {
         .with_previous(exhausted)
         .unwrap()
         .with_seal_limit(3);
-    let rotated = Mrtr::builder(ring, &clock).build().unwrap();
+    let rotated = Mrtr::builder(ring, &clock)
+        .audience(AUDIENCE)
+        .build()
+        .unwrap();
     assert!(resume(&rotated, &tokens[0], &call(), &ARGS).is_ok());
     assert_eq!(header(&first(&rotated, &mut rng)).2, b"k2");
 }
@@ -137,6 +150,7 @@ fn the_default_seal_limit_is_u32_max<C: Cipher>() {
     let id = KeyId::new("k1").unwrap();
     let nearly = Key::<C>::with_seals_used(id, SecretKey::from_bytes([1; 32]), u32::MAX - 1);
     let mrtr = Mrtr::builder(KeyRing::<C, 4>::new(nearly), &clock)
+        .audience(AUDIENCE)
         .build()
         .unwrap();
     let mut rng = SeqRng::new(6);
@@ -180,7 +194,10 @@ fn key_ids_and_rings_are_validated<C: Cipher>() {
 
 fn the_seal_limit_holds_across_threads<C: Cipher + Sync>() {
     let ring = KeyRing::<C, 4>::new(key("k1", 1)).with_seal_limit(100);
-    let mrtr = Mrtr::builder(ring, FixedClock(NOW)).build().unwrap();
+    let mrtr = Mrtr::builder(ring, FixedClock(NOW))
+        .audience(AUDIENCE)
+        .build()
+        .unwrap();
     let sealed: usize = std::thread::scope(|s| {
         let workers: Vec<_> = (0..4u64)
             .map(|t| {
@@ -212,6 +229,7 @@ fn the_seal_limit_holds_across_threads<C: Cipher + Sync>() {
 /// Concurrent seals under no limit: every one succeeds and every one is counted, once.
 fn concurrent_seals_are_counted_exactly<C: Cipher + Sync>() {
     let mrtr = Mrtr::builder(KeyRing::<C, 4>::new(key("k1", 1)), FixedClock(NOW))
+        .audience(AUDIENCE)
         .build()
         .unwrap();
     let ids: Vec<[u8; 16]> = std::thread::scope(|s| {

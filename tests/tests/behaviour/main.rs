@@ -3,13 +3,16 @@
 //! `per_backend!`.
 
 mod args;
+mod audience;
 mod binding;
 mod capacity;
 mod config;
 mod expiry;
 mod keys;
+mod lifetime;
 mod order;
 mod replay;
+mod rollout;
 mod rounds;
 mod roundtrip;
 mod seal;

@@ -21,10 +21,7 @@ fn expiry_beats_argument_mismatch<C: Cipher>() {
 
 /// A token sealed in round `max` (the cap), from an engine allowing more.
 fn token_at_cap<C: Cipher>(clock: &ManualClock, max: u32) -> String {
-    let lax = Mrtr::builder(ring::<C>(), clock)
-        .max_rounds(max + 1)
-        .build()
-        .unwrap();
+    let lax = builder::<C, _>(clock).max_rounds(max + 1).build().unwrap();
     let mut rng = SeqRng::new(2);
     let mut token = seal(&lax, Round::FIRST, &call(), &ARGS, b"", &mut rng);
     for _ in 1..max {
@@ -37,10 +34,7 @@ fn token_at_cap<C: Cipher>(clock: &ManualClock, max: u32) -> String {
 fn round_cap_beats_argument_mismatch<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let token = token_at_cap::<C>(&clock, 2);
-    let strict = Mrtr::builder(ring::<C>(), &clock)
-        .max_rounds(2)
-        .build()
-        .unwrap();
+    let strict = builder::<C, _>(&clock).max_rounds(2).build().unwrap();
     assert_eq!(
         rejected(&strict, &token, &call(), &OTHER_ARGS),
         Reason::RoundsExceeded
@@ -54,10 +48,7 @@ fn round_cap_beats_argument_mismatch<C: Cipher>() {
 fn expiry_beats_round_cap<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let token = token_at_cap::<C>(&clock, 2);
-    let strict = Mrtr::builder(ring::<C>(), &clock)
-        .max_rounds(2)
-        .build()
-        .unwrap();
+    let strict = builder::<C, _>(&clock).max_rounds(2).build().unwrap();
     clock.advance(DEFAULT_TTL_MS);
     assert_eq!(
         rejected(&strict, &token, &call(), &OTHER_ARGS),
@@ -67,16 +58,14 @@ fn expiry_beats_round_cap<C: Cipher>() {
 
 fn unseal_beats_expiry_and_everything_after<C: Cipher>() {
     let clock = ManualClock::new(NOW);
-    let mrtr = Mrtr::builder(ring::<C>(), &clock)
-        .max_rounds(1)
-        .build()
-        .unwrap();
+    let mrtr = builder::<C, _>(&clock).max_rounds(1).build().unwrap();
     // Sealed by a node with the default cap (this one cannot pause at all with a cap of 1).
     let token = first(&engine::<C, _>(&clock), &mut SeqRng::new(3));
     clock.advance(DEFAULT_TTL_MS);
     let bob = bind("tools/call", VERSION, "book_table", Principal::Anonymous);
     assert_eq!(rejected(&mrtr, &token, &bob, &OTHER_ARGS), Reason::Tampered);
     let other = Mrtr::builder(KeyRing::<C, 4>::new(key("k9", 1)), &clock)
+        .audience(AUDIENCE)
         .build()
         .unwrap();
     assert_eq!(
@@ -97,10 +86,7 @@ fn length_beats_everything<C: Cipher>() {
 fn arguments_and_expiry_beat_the_replay_cache<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let seen = SharedReplaySet::<4>::new();
-    let mrtr = Mrtr::builder(ring::<C>(), &clock)
-        .replay_cache(&seen)
-        .build()
-        .unwrap();
+    let mrtr = builder::<C, _>(&clock).replay_cache(&seen).build().unwrap();
     let token = first(&mrtr, &mut SeqRng::new(5));
     assert!(resume(&mrtr, &token, &call(), &ARGS).is_ok());
     assert_eq!(rejected(&mrtr, &token, &call(), &ARGS), Reason::Replayed);

@@ -3,7 +3,7 @@
 //! the cap is refused.
 
 use mrtr_core::cipher::Cipher;
-use mrtr_core::{DEFAULT_MAX_ROUNDS, ManualClock, Mrtr, Reason, Round, SealError, TokenBuf};
+use mrtr_core::{DEFAULT_MAX_ROUNDS, ManualClock, Reason, Round, SealError, TokenBuf};
 use mrtr_tests::fixture::*;
 use mrtr_tests::rng::SeqRng;
 
@@ -11,7 +11,7 @@ use mrtr_tests::rng::SeqRng;
 /// how many resumes passed and how the last pause ended.
 fn run_chain<C: Cipher>(max_rounds: Option<u32>) -> (u32, SealError) {
     let clock = ManualClock::new(NOW);
-    let builder = Mrtr::builder(ring::<C>(), &clock);
+    let builder = builder::<C, _>(&clock);
     let mrtr = match max_rounds {
         Some(n) => builder.max_rounds(n).build().unwrap(),
         None => builder.build().unwrap(),
@@ -60,10 +60,7 @@ fn pausing_at_the_cap_issues_no_token<C: Cipher>() {
     // The token of round 2 resumes invocation 3, the last one with max_rounds 3: pausing
     // there would seal a round-3 token that no engine with this cap could resume.
     let clock = ManualClock::new(NOW);
-    let mrtr = Mrtr::builder(ring::<C>(), &clock)
-        .max_rounds(3)
-        .build()
-        .unwrap();
+    let mrtr = builder::<C, _>(&clock).max_rounds(3).build().unwrap();
     let mut rng = SeqRng::new(42);
     let t1 = first(&mrtr, &mut rng);
     let r2 = resume(&mrtr, &t1, &call(), &ARGS).unwrap().next_round;
@@ -81,10 +78,7 @@ fn the_tenth_resume_is_refused_even_with_valid_everything_else<C: Cipher>() {
     // Build a round-10 token and check it against engines with other caps: the cap is the
     // resuming engine's, and only the round decides.
     let clock = ManualClock::new(NOW);
-    let lax = Mrtr::builder(ring::<C>(), &clock)
-        .max_rounds(11)
-        .build()
-        .unwrap();
+    let lax = builder::<C, _>(&clock).max_rounds(11).build().unwrap();
     let strict = engine::<C, _>(&clock);
     let mut rng = SeqRng::new(99);
     let mut token = first(&lax, &mut rng);

@@ -43,7 +43,8 @@ fn token_is_base64url_with_an_authentic_header<C: Cipher>() {
             .bytes()
             .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
     );
-    assert_eq!(header(&token), (1, C::ALGORITHM.id(), b"k1".to_vec()));
+    // Format v2 by default: the audience is in the associated data, not in the token.
+    assert_eq!(header(&token), (2, C::ALGORITHM.id(), b"k1".to_vec()));
     let len = token_bytes(2, C::ALGORITHM.nonce_len(), "tools/call".len(), 9);
     assert_eq!(mrtr_tests::b64::decode(&token).unwrap().len(), len);
 }
@@ -129,7 +130,10 @@ fn empty_and_binary_continuations_round_trip<C: Cipher>() {
 fn token_len_for_fits_the_largest_token<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let ring = mrtr_core::key::KeyRing::<C, 1>::new(key("sixteen-chars-id", 9));
-    let mrtr = mrtr_core::Mrtr::builder(ring, &clock).build().unwrap();
+    let mrtr = mrtr_core::Mrtr::builder(ring, &clock)
+        .audience(AUDIENCE)
+        .build()
+        .unwrap();
     let method = "m".repeat(32);
     let b = bind(&method, VERSION, "t", ALICE);
     let cont = [7u8; 256];

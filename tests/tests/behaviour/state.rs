@@ -57,11 +57,12 @@ impl State {
     }
 }
 
-/// Seals `state` bytes as key `k1` of [`ring`] would, bound to `binding`.
+/// Seals `state` bytes as key `k1` of [`ring`] would, in format v2 for [`AUDIENCE`], bound to
+/// `binding`.
 fn forge<C: Cipher>(state: &[u8], binding: &Binding<'_>) -> String {
-    let header = [1, C::ALGORITHM.id(), 2, b'k', b'1'];
+    let header = [2, C::ALGORITHM.id(), 2, b'k', b'1'];
     let nonce = vec![0x42; C::ALGORITHM.nonce_len()];
-    let aad = Aad::build(&header, binding).unwrap();
+    let aad = Aad::build(&header, Some(AUDIENCE), binding).unwrap();
     let mut body = state.to_vec();
     let tag = C::new(&SecretKey::from_bytes([1; 32]))
         .seal_in_place(&nonce, aad.as_bytes(), &mut body)

@@ -62,7 +62,7 @@ fn every_failed_resume_wipes_the_buffer<C: Cipher>() {
 fn a_replayed_resume_wipes_the_buffer<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let seen: SharedReplaySet<4> = SharedReplaySet::new();
-    let mrtr = Mrtr::builder(ring::<C>(), &clock)
+    let mrtr = builder::<C, _>(&clock)
         .replay_cache(&seen)
         .build()
         .expect("config");

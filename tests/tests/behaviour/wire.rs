@@ -6,8 +6,8 @@ use mrtr_core::error::{INVALID_PARAMS, REJECTION_MESSAGE, UNIFORM_REASON};
 use mrtr_core::key::KeyRing;
 use mrtr_core::replay::SharedReplaySet;
 use mrtr_core::{
-    DEFAULT_TTL_MS, ErrorDetail, ManualClock, Mrtr, Principal, Reason, Rejection, TokenBuf,
-    WireError,
+    AcceptV1, DEFAULT_TTL_MS, ErrorDetail, ManualClock, Mrtr, Principal, Reason, Rejection,
+    TokenBuf, TokenFormat, WireError,
 };
 use mrtr_tests::b64;
 use mrtr_tests::fixture::*;
@@ -24,19 +24,20 @@ fn with_header_byte(token: &str, at: usize, value: u8) -> String {
 fn every_rejection<C: Cipher>(detail: ErrorDetail) -> Vec<(Reason, Rejection)> {
     let clock = ManualClock::new(NOW);
     let seen = SharedReplaySet::<2>::new();
-    let mrtr = Mrtr::builder(ring::<C>(), &clock)
+    let mrtr = builder::<C, _>(&clock)
         .max_rounds(1)
         .replay_cache(&seen)
         .error_detail(detail)
         .build()
         .unwrap();
     // A second engine with room for resumes, to reach the replay checks.
-    let open = Mrtr::builder(ring::<C>(), &clock)
+    let open = builder::<C, _>(&clock)
         .replay_cache(&seen)
         .error_detail(detail)
         .build()
         .unwrap();
     let other_key = Mrtr::builder(KeyRing::<C, 4>::new(key("k2", 1)), &clock)
+        .audience(AUDIENCE)
         .error_detail(detail)
         .build()
         .unwrap();
@@ -59,15 +60,29 @@ fn every_rejection<C: Cipher>(detail: ErrorDetail) -> Vec<(Reason, Rejection)> {
         Reason::Malformed,
         err(&|| resume(&mrtr, "", &call(), &ARGS)),
     ));
-    let v2 = with_header_byte(&token, 0, 2);
+    let v3 = with_header_byte(&token, 0, 3);
     out.push((
         Reason::UnsupportedVersion,
-        err(&|| resume(&mrtr, &v2, &call(), &ARGS)),
+        err(&|| resume(&mrtr, &v3, &call(), &ARGS)),
     ));
     let alg = with_header_byte(&token, 1, C::ALGORITHM.id() % 3 + 1);
     out.push((
         Reason::WrongAlgorithm,
         err(&|| resume(&mrtr, &alg, &call(), &ARGS)),
+    ));
+    let retired = builder::<C, _>(&clock)
+        .accept_v1(AcceptV1::Never)
+        .error_detail(detail)
+        .build()
+        .unwrap();
+    let v1_sealer = builder::<C, _>(&clock)
+        .seal_format(TokenFormat::V1)
+        .build()
+        .unwrap();
+    let v1 = first(&v1_sealer, &mut rng);
+    out.push((
+        Reason::VersionRetired,
+        err(&|| resume(&retired, &v1, &call(), &ARGS)),
     ));
     out.push((
         Reason::UnknownKey,
@@ -76,6 +91,21 @@ fn every_rejection<C: Cipher>(detail: ErrorDetail) -> Vec<(Reason, Rejection)> {
     out.push((
         Reason::Tampered,
         err(&|| resume(&mrtr, &token, &anon, &ARGS)),
+    ));
+    let long_lived = builder::<C, _>(&clock)
+        .ttl_ms(DEFAULT_TTL_MS + 1)
+        .build()
+        .unwrap();
+    let long = first(&long_lived, &mut rng);
+    out.push((
+        Reason::LifetimeExceeded,
+        err(&|| resume(&open, &long, &call(), &ARGS)),
+    ));
+    let ahead_clock = ManualClock::new(NOW + 60_001);
+    let ahead = first(&builder::<C, _>(&ahead_clock).build().unwrap(), &mut rng);
+    out.push((
+        Reason::IssuedInFuture,
+        err(&|| resume(&open, &ahead, &call(), &ARGS)),
     ));
     out.push((
         Reason::RoundsExceeded,
@@ -137,7 +167,7 @@ fn reasons_have_distinct_names_and_no_reserved_code<C: Cipher>() {
     names.sort();
     names.dedup();
     assert_eq!(names.len(), Reason::ALL.len());
-    for reason in Reason::ALL {
+    for &reason in Reason::ALL {
         assert!(!reason.as_str().is_empty());
         assert_eq!(reason.to_string(), reason.as_str());
         for detail in [ErrorDetail::Uniform, ErrorDetail::Detailed] {

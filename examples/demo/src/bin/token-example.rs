@@ -1,5 +1,6 @@
-//! Prints the worked example of `docs/token-format.md`: every input, the canonical associated
-//! data, the plaintext state, and the token, in hex, so a reader can check each step.
+//! Prints the worked examples of `docs/token-format.md`, format v2 then v1: every input, the
+//! canonical associated data, the ciphertext, and the token, in hex, so a reader can check
+//! each step.
 //!
 //! `cargo run -p mrtr-demo --bin token-example`
 
@@ -8,7 +9,9 @@ use std::convert::Infallible;
 use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_core::binding::Aad;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
-use mrtr_core::{Binding, ManualClock, Mrtr, Principal, Round, TokenBuf, token_len_for};
+use mrtr_core::{
+    Binding, ManualClock, Mrtr, Principal, Round, TokenBuf, TokenFormat, token_len_for,
+};
 
 /// Yields fixed bytes: the example's token id, then its nonce. Never use outside examples.
 struct Replay(Vec<u8>);
@@ -41,7 +44,19 @@ fn b64_decode(text: &str) -> Vec<u8> {
     buf
 }
 
+/// The example's audience (format v2).
+const AUDIENCE: &str = "booking.example";
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    println!("== format v2 ==");
+    example(TokenFormat::V2, Some(AUDIENCE))?;
+    println!("== format v1 ==");
+    example(TokenFormat::V1, None)
+}
+
+/// Seals the example in `format` for an engine bound to `audience`, prints every step, and
+/// opens the token again.
+fn example(format: TokenFormat, audience: Option<&str>) -> Result<(), Box<dyn std::error::Error>> {
     let key: [u8; 32] = core::array::from_fn(|i| i as u8);
     let token_id: [u8; 16] = core::array::from_fn(|i| 0xa0 + i as u8);
     let nonce: [u8; 12] = core::array::from_fn(|i| 0xc0 + i as u8);
@@ -55,7 +70,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let clock = ManualClock::new(now);
     let ring: KeyRing<Aes256Gcm, 1> =
         KeyRing::new(Key::new(KeyId::new("k1")?, SecretKey::from_bytes(key)));
-    let mrtr = Mrtr::builder(ring, &clock).build()?;
+    let builder = Mrtr::builder(ring, &clock);
+    let builder = match audience {
+        Some(a) => builder.audience(a),
+        None => builder.without_audience(),
+    };
+    let mrtr = builder.seal_format(format).build()?;
     let who = Principal::User {
         issuer: "https://idp.example",
         subject: "alice",
@@ -76,10 +96,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let text = token.as_str().to_owned();
     let bytes = b64_decode(&text);
     let header = &bytes[..5];
-    let aad = Aad::build(header, &binding).expect("valid header");
+    let aad = Aad::build(header, audience, &binding).expect("valid header");
 
     println!("key            {}", hex(&key));
     println!("key id         k1");
+    println!("audience       {}", audience.unwrap_or("(none)"));
     println!("now_ms         {now}   ttl_ms {}", mrtr.ttl_ms());
     println!("token id       {}", hex(&token_id));
     println!("nonce          {}", hex(&nonce));

@@ -1,8 +1,8 @@
-//! The sealed state: the plaintext inside a token (format v1).
+//! The sealed state: the plaintext inside a token (state layout 1, used by every token format).
 //!
 //! ```text
 //! offset  size  field
-//! 0       1     state format version (0x01)
+//! 0       1     state layout version (0x01)
 //! 1       4     round, u32 big-endian (1 on the first pause)
 //! 5       8     issued-at, ms since the Unix epoch, u64 big-endian
 //! 13      8     expires-at, ms since the Unix epoch, u64 big-endian
@@ -16,20 +16,14 @@
 //!
 //! The state must end exactly after the continuation.
 
-use crate::binding::MAX_METHOD_LEN;
+use core::ops::Range;
 
-/// State format version written by this build.
+use crate::limits::{MAX_CONTINUATION_LEN, MAX_METHOD_LEN};
+
+pub use crate::limits::{DIGEST_LEN, STATE_FIXED_LEN, TOKEN_ID_LEN, max_state_len};
+
+/// State layout version written by this build.
 pub const STATE_VERSION: u8 = 1;
-/// Size of the random token id.
-pub const TOKEN_ID_LEN: usize = 16;
-/// Size of the argument digest.
-pub const DIGEST_LEN: usize = 32;
-/// Bytes of state besides the method and continuation.
-pub const STATE_FIXED_LEN: usize = 72;
-/// Longest state for a given continuation length.
-pub const fn max_state_len(continuation: usize) -> usize {
-    STATE_FIXED_LEN + MAX_METHOD_LEN + continuation
-}
 
 /// A token's random id, used as the replay-cache key.
 pub type TokenId = [u8; TOKEN_ID_LEN];
@@ -60,40 +54,59 @@ pub(crate) struct NewState<'a> {
 }
 
 impl NewState<'_> {
-    /// Encoded length, or `None` if the continuation exceeds a u16 length.
+    /// Encoded length, or `None` if the continuation exceeds a u16 length or the method its
+    /// limit.
     pub fn len(&self) -> Option<usize> {
-        if self.continuation.len() > u16::MAX as usize || self.method.len() > MAX_METHOD_LEN {
+        if self.continuation.len() > MAX_CONTINUATION_LEN || self.method.len() > MAX_METHOD_LEN {
             return None;
         }
         Some(STATE_FIXED_LEN + self.method.len() + self.continuation.len())
     }
 
-    /// Writes the state into `out`, which must be exactly [`NewState::len`] long.
-    pub fn write(&self, out: &mut [u8]) -> Option<()> {
-        if Some(out.len()) != self.len() {
-            return None;
-        }
+    /// Writes the state into `out`, which is exactly [`NewState::len`] long.
+    pub fn write(&self, out: &mut [u8]) {
         let m = self.method.len();
+        let c = self.continuation.len();
         out[field::VERSION] = STATE_VERSION;
         out[field::ROUND].copy_from_slice(&self.round.to_be_bytes());
         out[field::ISSUED_AT].copy_from_slice(&self.issued_at.to_be_bytes());
         out[field::EXPIRES_AT].copy_from_slice(&self.expires_at.to_be_bytes());
         out[field::TOKEN_ID].copy_from_slice(&self.token_id);
         out[field::ARGS].copy_from_slice(self.args);
+        // `len` bounded the method by MAX_METHOD_LEN and the continuation by u16::MAX.
         out[field::METHOD_LEN] = m as u8;
         out[field::METHOD..field::METHOD + m].copy_from_slice(self.method.as_bytes());
-        let c = self.continuation.len();
         out[field::METHOD + m..field::METHOD + m + 2].copy_from_slice(&(c as u16).to_be_bytes());
         out[STATE_FIXED_LEN + m..].copy_from_slice(self.continuation);
-        Some(())
     }
 }
 
 /// A checked, zero-copy view of a decrypted state. Once built, no accessor can panic.
+///
+/// The engine parses a state once and keeps the result; this type is public so that fuzzers
+/// and audits can compare its parse with their own reading of the format.
 #[derive(Clone, Copy)]
 pub struct StateView<'a> {
     buf: &'a [u8],
     method_len: usize,
+}
+
+/// Where a checked state lies in a buffer: what [`StateView::new_checked`] learned, kept so the
+/// same bytes are never parsed twice.
+#[derive(Clone, Debug)]
+pub(crate) struct Parsed {
+    range: Range<usize>,
+    method_len: usize,
+}
+
+impl Parsed {
+    /// The view of the state in `bytes`, the buffer it was parsed from (unchanged since).
+    pub fn view<'a>(&self, bytes: &'a [u8]) -> StateView<'a> {
+        StateView {
+            buf: &bytes[self.range.clone()],
+            method_len: self.method_len,
+        }
+    }
 }
 
 impl<'a> StateView<'a> {
@@ -118,7 +131,16 @@ impl<'a> StateView<'a> {
         Some(view)
     }
 
-    fn u64_at(&self, r: core::ops::Range<usize>) -> u64 {
+    /// What was learned about the state at `range` of its buffer, to rebuild this view later
+    /// without parsing again.
+    pub(crate) fn parsed(&self, range: Range<usize>) -> Parsed {
+        Parsed {
+            range,
+            method_len: self.method_len,
+        }
+    }
+
+    fn u64_at(&self, r: Range<usize>) -> u64 {
         let mut b = [0u8; 8];
         b.copy_from_slice(&self.buf[r]);
         u64::from_be_bytes(b)
@@ -155,9 +177,9 @@ impl<'a> StateView<'a> {
 
     /// The method the token was sealed for.
     pub fn method(&self) -> &'a str {
-        // Checked as UTF-8 in `new_checked`.
+        // Checked as UTF-8 in `new_checked`; the empty string is never returned for a view.
         core::str::from_utf8(&self.buf[field::METHOD..field::METHOD + self.method_len])
-            .unwrap_or("")
+            .unwrap_or_default()
     }
 
     /// The handler's continuation bytes.
