@@ -202,6 +202,10 @@ pub enum EngineConfigError {
     Keys(KeyConfigError),
     /// The limits are invalid (zero TTL or rounds).
     Config(ConfigError),
+    /// A reload gives a key id that is already in use other key material. A key id must never
+    /// be reused: tokens under the old material would stop opening, and the two keys would
+    /// share one seal count.
+    KeyIdReused(KeyId),
 }
 
 impl fmt::Display for EngineConfigError {
@@ -209,6 +213,12 @@ impl fmt::Display for EngineConfigError {
         match self {
             Self::Keys(e) => fmt::Display::fmt(e, f),
             Self::Config(e) => write!(f, "mrtr configuration: {e}"),
+            Self::KeyIdReused(id) => write!(
+                f,
+                "key id {:?} is configured with different key material than before; a key id \
+                 must never be reused: give the new key a new id",
+                id.as_str()
+            ),
         }
     }
 }
@@ -219,6 +229,7 @@ impl std::error::Error for EngineConfigError {
             // Displayed as the key error itself: its causes are this error's.
             Self::Keys(e) => e.source(),
             Self::Config(e) => Some(e),
+            Self::KeyIdReused(_) => None,
         }
     }
 }
@@ -368,28 +379,29 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
                 .build()?;
             Ok(Engine::new(mrtr, replay))
         }
+        let label = backend.name();
         let inner = match backend {
             #[cfg(feature = "aes-gcm")]
-            Backend::Aes256Gcm => Inner::Aes256Gcm(build(keys, limits, clock, replay, &used)?),
+            Backend::Aes256Gcm => Inner::Aes256Gcm(build(keys, limits, clock, replay, &used)?.with_backend_label(label)),
             #[cfg(feature = "chacha20poly1305")]
             Backend::ChaCha20Poly1305 => {
-                Inner::ChaCha20Poly1305(build(keys, limits, clock, replay, &used)?)
+                Inner::ChaCha20Poly1305(build(keys, limits, clock, replay, &used)?.with_backend_label(label))
             }
             #[cfg(feature = "chacha20poly1305")]
             Backend::XChaCha20Poly1305 => {
-                Inner::XChaCha20Poly1305(build(keys, limits, clock, replay, &used)?)
+                Inner::XChaCha20Poly1305(build(keys, limits, clock, replay, &used)?.with_backend_label(label))
             }
             #[cfg(feature = "aes-gcm-siv")]
             Backend::Aes256GcmSiv => {
-                Inner::Aes256GcmSiv(build(keys, limits, clock, replay, &used)?)
+                Inner::Aes256GcmSiv(build(keys, limits, clock, replay, &used)?.with_backend_label(label))
             }
             #[cfg(feature = "aws-lc")]
             Backend::AwsLcAes256Gcm => {
-                Inner::AwsLcAes256Gcm(build(keys, limits, clock, replay, &used)?)
+                Inner::AwsLcAes256Gcm(build(keys, limits, clock, replay, &used)?.with_backend_label(label))
             }
             #[cfg(feature = "aws-lc")]
             Backend::AwsLcChaCha20Poly1305 => {
-                Inner::AwsLcChaCha20Poly1305(build(keys, limits, clock, replay, &used)?)
+                Inner::AwsLcChaCha20Poly1305(build(keys, limits, clock, replay, &used)?.with_backend_label(label))
             }
         };
         Ok(Self { backend, inner })
@@ -403,6 +415,15 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
     /// The id of the key that seals.
     pub fn current_key_id(&self) -> KeyId {
         each_engine!(&self.inner, e => e.mrtr().keys().current().id().clone())
+    }
+
+    /// How many more seals the current key may perform in this process before every pause
+    /// fails with [`SealError::KeyExhausted`](mrtr_core::SealError::KeyExhausted).
+    pub fn seals_left(&self) -> u32 {
+        each_engine!(&self.inner, e => {
+            let ring = e.mrtr().keys();
+            ring.seal_limit().saturating_sub(ring.current().seals_used())
+        })
     }
 
     /// How many seals each key has performed in this process, current key first.

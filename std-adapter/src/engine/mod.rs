@@ -44,7 +44,7 @@ mod rotating;
 mod step;
 
 pub use any::{AnyEngine, Backend, EngineConfigError, Limits, UnknownBackend};
-pub use rotating::{Generation, Reloaded, Rotating, Shared};
+pub use rotating::{Generation, ReloadWarning, Reloaded, Rotating, Shared};
 use step::Record;
 pub use step::{PauseError, Resumption, Step, Verified};
 
@@ -66,12 +66,36 @@ type Buf = TokenBuf<MAX_TOKEN_LEN>;
 pub struct Engine<C, R = NoReplayCache, Clk = SystemClock, const K: usize = 4> {
     mrtr: Mrtr<C, Clk, NoReplayCache, K>,
     replay: R,
+    /// The `backend` label of the seal metrics.
+    backend: &'static str,
 }
 
 impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// Wraps a configured `Mrtr` (built without a replay cache) and the replay cache to use.
     pub fn new(mrtr: Mrtr<C, Clk, NoReplayCache, K>, replay: R) -> Self {
-        Self { mrtr, replay }
+        let engine = Self {
+            mrtr,
+            replay,
+            backend: crate::obs::algorithm_label(C::ALGORITHM),
+        };
+        engine.publish_keys();
+        engine
+    }
+
+    /// Names the backend in the seal metrics (an [`AnyEngine`] names its provider).
+    pub(crate) fn with_backend_label(mut self, backend: &'static str) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// Seals each key may still perform, and which one seals, for the key metrics.
+    fn publish_keys(&self) {
+        let ring = self.mrtr.keys();
+        let current = ring.current().id();
+        for key in ring.iter() {
+            let left = ring.seal_limit().saturating_sub(key.seals_used());
+            crate::obs::key_loaded(key.id().as_str(), left, key.id() == current);
+        }
     }
 
     /// The token engine.
@@ -97,11 +121,13 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
         round: Round,
         continuation: &[u8],
     ) -> Result<String, PauseError> {
+        let method = req.method().as_str();
         let args = match req.args_digest() {
             Ok(args) => args,
             Err(e) => {
                 tracing::info!(target: "mrtr", method = %req.method(), target_name = req.target(),
                     error = %e, "cannot pause: arguments cannot be bound");
+                crate::obs::pause_refused(method, "unbindable");
                 return Err(PauseError::Unbindable(e.clone()));
             }
         };
@@ -122,17 +148,23 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
             Ok(token) => {
                 tracing::trace!(target: "mrtr", method = %req.method(), target_name = req.target(),
                     round = round.get(), len = token.len(), "requestState sealed");
+                let ring = self.mrtr.keys();
+                let key = ring.current();
+                let left = ring.seal_limit().saturating_sub(key.seals_used());
+                crate::obs::sealed(self.backend, key.id().as_str(), left);
                 Ok(token)
             }
             Err(SealError::RoundsExhausted) => {
                 tracing::info!(target: "mrtr", method = %req.method(), target_name = req.target(),
                     round = round.get(), "cannot pause: the resume chain is at its round cap");
+                crate::obs::pause_refused(method, "round_cap");
                 Err(PauseError::RoundCap(
                     self.mrtr.reject(Reason::RoundsExceeded),
                 ))
             }
             Err(e) => {
                 tracing::error!(target: "mrtr", method = %req.method(), error = %e, "cannot seal requestState");
+                crate::obs::pause_refused(method, crate::obs::seal_error_cause(&e));
                 Err(PauseError::Seal(e))
             }
         }
@@ -181,6 +213,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
 
     /// Logs and wraps a rejection of a request for `method` on `target`.
     fn rejected(&self, method: Method, target: &str, reason: Reason) -> JsonRpcError {
+        crate::obs::rejected(method.as_str(), reason);
         match reason {
             Reason::ReplayStoreFull | Reason::ReplayStoreUnavailable => tracing::warn!(
                 target: "mrtr",
@@ -207,6 +240,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     pub fn verify(&self, req: &ResumeRequest<'_>) -> Result<Verified, JsonRpcError> {
         let reject = |reason| self.rejected(req.method(), req.target(), reason);
         let Some(token) = req.request_state().token().map_err(reject)? else {
+            crate::obs::resume(req.method().as_str(), "fresh");
             return Ok(Verified {
                 step: Step::Fresh,
                 record: None,
@@ -253,6 +287,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
             Ok(()) => {
                 tracing::trace!(target: "mrtr", method = %r.method, target_name = &*r.target,
                     "requestState recorded as spent");
+                crate::obs::resume(r.method.as_str(), "resumed");
                 Ok(step)
             }
             Err(e) => {
