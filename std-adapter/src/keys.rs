@@ -140,11 +140,13 @@ impl KeyConfigError {
     }
 
     /// The key file `source` cannot be read.
+    #[cfg(feature = "tokio")]
     pub(crate) fn io(source: &str, kind: std::io::ErrorKind) -> Self {
         Self::new(source, KeyConfigProblem::Io(kind))
     }
 
     /// `source` is not valid Unicode.
+    #[cfg(feature = "tokio")]
     pub(crate) fn not_unicode(source: &str) -> Self {
         Self::new(source, KeyConfigProblem::NotUnicode)
     }

@@ -83,6 +83,15 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     }
 
     /// Names the backend in the seal metrics (an [`AnyEngine`] names its provider).
+    #[cfg_attr(
+        not(any(
+            feature = "aes-gcm",
+            feature = "chacha20poly1305",
+            feature = "aes-gcm-siv",
+            feature = "aws-lc"
+        )),
+        allow(dead_code)
+    )]
     pub(crate) fn with_backend_label(mut self, backend: &'static str) -> Self {
         self.backend = backend;
         self

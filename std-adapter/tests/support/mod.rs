@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod metrics;
 pub mod redis;
 pub mod registry;
 
