@@ -46,11 +46,11 @@ use ::metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
 
 #[cfg(feature = "prometheus")]
 mod prometheus;
-#[cfg(feature = "prometheus")]
-pub use prometheus::{Prometheus, PrometheusError};
 /// The Prometheus exporter crate, for servers that configure their own recorder.
 #[cfg(feature = "prometheus")]
 pub use metrics_exporter_prometheus;
+#[cfg(feature = "prometheus")]
+pub use prometheus::{Prometheus, PrometheusError};
 
 /// The name of every metric mrtr records.
 pub mod names {

@@ -271,7 +271,10 @@ impl KeyReloader {
                     "key reload refused; keys unchanged: {e}");
             }
         }
-        let result = result.as_ref().map(Clone::clone).map_err(|e| e.to_string());
+        let result = match result {
+            Ok(r) => Ok(r.clone()),
+            Err(e) => Err(e.to_string()),
+        };
         self.events.send_modify(|last| {
             let seq = last.as_ref().map_or(1, |e| e.seq + 1);
             *last = Some(ReloadEvent {
@@ -298,8 +301,8 @@ impl KeyReloader {
                 while hangups.recv().await.is_some() {
                     let r = r.clone();
                     // File I/O and key schedules: off the async workers.
-                    let _ = tokio::task::spawn_blocking(move || r.reload_now(Trigger::Signal))
-                        .await;
+                    let _ =
+                        tokio::task::spawn_blocking(move || r.reload_now(Trigger::Signal)).await;
                 }
             }));
         }

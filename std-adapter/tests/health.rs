@@ -65,18 +65,26 @@ fn an_unreachable_redis_fails_the_start_without_showing_the_url() {
         &[Cause::ReplayStore(NotReadyCause::Unreachable)]
     );
     let text = err.to_string();
-    assert!(text.contains("Redis unreachable") && text.contains("start degraded"), "{text}");
-    assert!(!text.contains("s3cret") && !text.contains("127.0.0.1"), "{text}");
+    assert!(
+        text.contains("Redis unreachable") && text.contains("start degraded"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("s3cret") && !text.contains("127.0.0.1"),
+        "{text}"
+    );
 
     // Asked to start degraded: it starts, says why in the log, and reports not ready.
-    let (health, logs) = capture_logs(|| {
-        rt.block_on(node.check_startup(Startup::fail_fast().start_degraded(true)))
-    });
+    let (health, logs) =
+        capture_logs(|| rt.block_on(node.check_startup(Startup::fail_fast().start_degraded(true))));
     let health = health.unwrap();
     assert!(!health.is_ready());
     assert_eq!(health.status_code(), 503);
     assert_eq!(health.to_json()["causes"][0]["code"], "unreachable");
-    assert!(logs.contains("WARN") && logs.contains("starting degraded"), "{logs}");
+    assert!(
+        logs.contains("WARN") && logs.contains("starting degraded"),
+        "{logs}"
+    );
     assert!(!logs.contains("s3cret"), "{logs}");
 }
 
@@ -93,7 +101,10 @@ fn an_evicting_redis_fails_the_start_and_a_noeviction_one_passes() {
             EvictionPolicy::AllkeysLru
         ))]
     );
-    assert!(err.to_string().contains("maxmemory-policy is allkeys-lru"), "{err}");
+    assert!(
+        err.to_string().contains("maxmemory-policy is allkeys-lru"),
+        "{err}"
+    );
 
     let good = RedisServer::start();
     let health = rt
@@ -114,7 +125,10 @@ fn the_startup_check_waits_for_a_store_that_becomes_ready() {
         std::thread::spawn(move || {
             let deadline = std::time::Instant::now() + Duration::from_secs(60);
             while node.readiness().causes().first().map(Cause::code) != Some("evicting_policy") {
-                assert!(std::time::Instant::now() < deadline, "the check never probed");
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the check never probed"
+                );
                 std::thread::sleep(Duration::from_millis(10));
             }
             redis.config_set("maxmemory-policy", "noeviction");

@@ -192,24 +192,24 @@ fn reloads_count_applied_and_refused_and_retired_keys_leave_the_gauges() {
         )
         .unwrap();
         node.reload(keys("current=k2; k1:K1; k2:K2")).unwrap();
-        assert_eq!(rec.gauge(names::KEY_CURRENT, &[("key_id", "k2")]), Some(1.0));
-        assert_eq!(rec.gauge(names::KEY_CURRENT, &[("key_id", "k1")]), Some(0.0));
+        assert_eq!(
+            rec.gauge(names::KEY_CURRENT, &[("key_id", "k2")]),
+            Some(1.0)
+        );
+        assert_eq!(
+            rec.gauge(names::KEY_CURRENT, &[("key_id", "k1")]),
+            Some(0.0)
+        );
         node.reload(keys("current=k2; k2:K2")).unwrap();
         assert_eq!(
             rec.gauge(names::KEY_CONFIGURED, &[("key_id", "k1")]),
             Some(0.0)
         );
-        assert_eq!(
-            rec.counter(names::KEY_RELOADS, &[("result", "applied")]),
-            2
-        );
+        assert_eq!(rec.counter(names::KEY_RELOADS, &[("result", "applied")]), 2);
         // k2 with k1's material: refused.
         let reused = KeyConfig::parse_env(&format!("current=k2; k2:{KEY1_B64}")).unwrap();
         assert!(node.reload(reused).is_err());
-        assert_eq!(
-            rec.counter(names::KEY_RELOADS, &[("result", "refused")]),
-            1
-        );
+        assert_eq!(rec.counter(names::KEY_RELOADS, &[("result", "refused")]), 1);
     });
 }
 
@@ -272,7 +272,10 @@ fn redis_calls_are_timed_and_errors_and_readiness_are_published() {
             assert_eq!(rec.counter(names::REPLAY_STORE_ERRORS, &policy), 1);
             assert_eq!(rec.gauge(names::REPLAY_STORE_READY, &ready), Some(0.0));
             let evicting = not_ready("evicting_policy");
-            assert_eq!(rec.gauge(names::REPLAY_STORE_NOT_READY, &evicting), Some(1.0));
+            assert_eq!(
+                rec.gauge(names::REPLAY_STORE_NOT_READY, &evicting),
+                Some(1.0)
+            );
             assert_eq!(
                 rec.gauge(names::REPLAY_STORE_NOT_READY, &not_ready("unreachable")),
                 Some(0.0)
@@ -293,7 +296,10 @@ fn redis_calls_are_timed_and_errors_and_readiness_are_published() {
                 "{}",
                 rec.dump()
             );
-            assert_eq!(rec.gauge(names::REPLAY_STORE_NOT_READY, &evicting), Some(0.0));
+            assert_eq!(
+                rec.gauge(names::REPLAY_STORE_NOT_READY, &evicting),
+                Some(0.0)
+            );
             assert_eq!(rec.gauge(names::READY, &[]), Some(0.0));
         });
     });
@@ -303,18 +309,23 @@ fn redis_calls_are_timed_and_errors_and_readiness_are_published() {
 fn subscriptions_count_grants_checks_failures_and_ends() {
     let rec = TestRecorder::default();
     with_local_recorder(&rec, || {
-        let authorizer = |ctx: &AuthorizationContext, _: &InvocationFeatures| {
-            match ctx.principal().map(|p| p.subject()) {
-                Some("alice") => Ok(Authorization::Allowed(Grant::for_duration(
-                    ctx,
-                    Duration::from_secs(60),
-                ))),
-                Some("mallory") => Ok(Authorization::Denied),
-                _ => Err(AuthorizeError::from("directory down")),
-            }
+        let authorizer = |ctx: &AuthorizationContext, _: &InvocationFeatures| match ctx
+            .principal()
+            .map(|p| p.subject())
+        {
+            Some("alice") => Ok(Authorization::Allowed(Grant::for_duration(
+                ctx,
+                Duration::from_secs(60),
+            ))),
+            Some("mallory") => Ok(Authorization::Denied),
+            _ => Err(AuthorizeError::from("directory down")),
         };
         let clock = ManualClock::new(1_000);
-        let mut reg = Registry::new(clock.clone(), Arc::new(authorizer), RegistryConfig::default());
+        let mut reg = Registry::new(
+            clock.clone(),
+            Arc::new(authorizer),
+            RegistryConfig::default(),
+        );
         let filter = NotificationFilter {
             tools_list_changed: true,
             ..Default::default()
@@ -330,7 +341,10 @@ fn subscriptions_count_grants_checks_failures_and_ends() {
             .unwrap();
         settle(&mut reg);
         let listen = [("target", "listen")];
-        assert_eq!(rec.gauge(names::SUBSCRIPTION_GRANTS_ACTIVE, &listen), Some(1.0));
+        assert_eq!(
+            rec.gauge(names::SUBSCRIPTION_GRANTS_ACTIVE, &listen),
+            Some(1.0)
+        );
         assert_eq!(rec.counter(names::SUBSCRIPTIONS_ACKNOWLEDGED, &[]), 1);
         assert_eq!(
             rec.counter(names::SUBSCRIPTION_CHECKS, &[("kind", "initial")]),
@@ -353,14 +367,18 @@ fn subscriptions_count_grants_checks_failures_and_ends() {
         reg.listen(RequestId::Number(2), filter.clone(), who("mallory"))
             .unwrap();
         settle(&mut reg);
-        reg.listen(RequestId::Number(3), filter, who("eve")).unwrap();
+        reg.listen(RequestId::Number(3), filter, who("eve"))
+            .unwrap();
         settle(&mut reg);
         assert_eq!(rec.counter(names::SUBSCRIPTIONS_REJECTED, &[]), 2);
         let denied = [("outcome", "denied")];
         assert_eq!(rec.counter(names::SUBSCRIPTION_CHECK_ANSWERS, &denied), 1);
         let error = [("failure", "error")];
         assert_eq!(rec.counter(names::SUBSCRIPTION_CHECK_FAILURES, &error), 1);
-        assert_eq!(rec.gauge(names::SUBSCRIPTION_GRANTS_ACTIVE, &listen), Some(1.0));
+        assert_eq!(
+            rec.gauge(names::SUBSCRIPTION_GRANTS_ACTIVE, &listen),
+            Some(1.0)
+        );
 
         // The client goes away.
         assert!(reg.close(alice));
@@ -368,6 +386,9 @@ fn subscriptions_count_grants_checks_failures_and_ends() {
             rec.counter(names::SUBSCRIPTION_ENDS, &[("reason", "closed")]),
             1
         );
-        assert_eq!(rec.gauge(names::SUBSCRIPTION_GRANTS_ACTIVE, &listen), Some(0.0));
+        assert_eq!(
+            rec.gauge(names::SUBSCRIPTION_GRANTS_ACTIVE, &listen),
+            Some(0.0)
+        );
     });
 }

@@ -37,7 +37,9 @@ fn metrics_render_in_prometheus_text_with_help_and_types_and_no_secret() {
         AnyReplayCache::memory(100),
     )
     .unwrap();
-    let token = engine.pause(&request(None), Round::FIRST, b"secret continuation").unwrap();
+    let token = engine
+        .pause(&request(None), Round::FIRST, b"secret continuation")
+        .unwrap();
     engine.resume(&request(Some(&token))).unwrap();
     assert!(engine.resume(&request(Some(&token))).is_err());
 
@@ -52,7 +54,10 @@ fn metrics_render_in_prometheus_text_with_help_and_types_and_no_secret() {
         "mrtr_resumes_total{method=\"tools/call\",outcome=\"resumed\"} 1",
         "mrtr_resumes_total{method=\"tools/call\",outcome=\"replayed\"} 1",
     ] {
-        assert!(text.lines().any(|l| l == line), "missing {line:?} in:\n{text}");
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing {line:?} in:\n{text}"
+        );
     }
     for name in [names::SEALS, names::RESUMES, names::KEY_CURRENT] {
         assert!(name.starts_with("mrtr_"));

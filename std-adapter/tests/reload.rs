@@ -102,7 +102,10 @@ async fn a_changed_key_file_is_reloaded_and_a_bad_one_changes_nothing() {
     let mut events = handle.events();
 
     // Phase 1: k2 open-only. A token k2 sealed elsewhere opens here from now on.
-    replace(&path, &file(&[("k1", KEY1_B64, true), ("k2", KEY2_B64, false)]));
+    replace(
+        &path,
+        &file(&[("k1", KEY1_B64, true), ("k2", KEY2_B64, false)]),
+    );
     let e = next(&mut events, 0).await;
     assert_eq!(e.trigger, Trigger::FileChanged);
     let r = e.result.unwrap();
@@ -126,7 +129,10 @@ async fn a_changed_key_file_is_reloaded_and_a_bad_one_changes_nothing() {
     ));
 
     // A bad file (a truncated key) is refused: the keys stay as they were.
-    replace(&path, &file(&[("k1", KEY1_B64, true), ("k2", "AAEC", false)]));
+    replace(
+        &path,
+        &file(&[("k1", KEY1_B64, true), ("k2", "AAEC", false)]),
+    );
     let e = next(&mut events, 1).await;
     let err = e.result.unwrap_err();
     assert!(err.contains("line 2") && err.contains("k2"), "{err}");
@@ -147,7 +153,11 @@ async fn a_changed_key_file_is_reloaded_and_a_bad_one_changes_nothing() {
 
     // Phase 2, written in place this time: k2 seals. The watcher may catch the file half
     // written and refuse it; the next reading applies it.
-    std::fs::write(&path, file(&[("k2", KEY2_B64, true), ("k1", KEY1_B64, false)])).unwrap();
+    std::fs::write(
+        &path,
+        file(&[("k2", KEY2_B64, true), ("k1", KEY1_B64, false)]),
+    )
+    .unwrap();
     let r = tokio::time::timeout(
         PATIENCE,
         events.wait_for(|e| e.as_ref().is_some_and(|e| e.seq > 3 && e.result.is_ok())),
@@ -171,7 +181,10 @@ async fn an_unchanged_file_is_not_reloaded_and_a_manual_reload_always_is() {
     std::fs::write(&path, file(&[("k1", KEY1_B64, true)])).unwrap();
     let engine = node(&path);
     let reloader = KeyReloader::new(engine.clone(), KeySource::File(path.clone()));
-    assert!(reloader.reload_if_changed().is_none(), "read at construction");
+    assert!(
+        reloader.reload_if_changed().is_none(),
+        "read at construction"
+    );
     let r = reloader.reload_now(Trigger::Manual).unwrap();
     assert!(r.is_unchanged());
 
@@ -185,8 +198,14 @@ async fn an_unchanged_file_is_not_reloaded_and_a_manual_reload_always_is() {
             ReloadWarning::RemovedWithinTtl(r.current.0.clone()),
         ]
     );
-    assert!(logs.contains("WARN") && logs.contains("key k2 seals in the same reload"), "{logs}");
-    assert!(!logs.contains(KEY2_B64) && !logs.contains(KEY1_B64), "{logs}");
+    assert!(
+        logs.contains("WARN") && logs.contains("key k2 seals in the same reload"),
+        "{logs}"
+    );
+    assert!(
+        !logs.contains(KEY2_B64) && !logs.contains(KEY1_B64),
+        "{logs}"
+    );
 
     // A deleted file is refused once, then left alone until it changes again.
     std::fs::remove_file(&path).unwrap();
@@ -227,7 +246,11 @@ fn a_replay_after_a_reload_is_still_a_replay() {
         .pause(&request(None), Round::FIRST, b"x")
         .unwrap();
     engine.engine().resume(&request(Some(&token))).unwrap();
-    std::fs::write(&path, file(&[("k1", KEY1_B64, true), ("k2", KEY2_B64, false)])).unwrap();
+    std::fs::write(
+        &path,
+        file(&[("k1", KEY1_B64, true), ("k2", KEY2_B64, false)]),
+    )
+    .unwrap();
     let reloader = KeyReloader::new(engine.clone(), KeySource::File(path.clone()));
     reloader.reload_now(Trigger::Manual).unwrap();
     let err = engine.engine().resume(&request(Some(&token))).unwrap_err();

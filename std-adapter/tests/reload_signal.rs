@@ -41,15 +41,12 @@ async fn sighup_rereads_the_key_file() {
         .status()
         .expect("kill(1) runs");
     assert!(status.success());
-    let event = tokio::time::timeout(
-        Duration::from_secs(60),
-        events.wait_for(|e| e.is_some()),
-    )
-    .await
-    .expect("no reload within 60 s of SIGHUP")
-    .unwrap()
-    .clone()
-    .unwrap();
+    let event = tokio::time::timeout(Duration::from_secs(60), events.wait_for(|e| e.is_some()))
+        .await
+        .expect("no reload within 60 s of SIGHUP")
+        .unwrap()
+        .clone()
+        .unwrap();
     assert_eq!(event.trigger, Trigger::Signal);
     let r = event.result.unwrap();
     assert_eq!(r.added.len(), 1);

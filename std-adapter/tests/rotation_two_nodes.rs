@@ -59,7 +59,9 @@ fn node(redis: &RedisServer, clock: &ManualClock) -> Node {
 /// Seals on `from`, resumes on `to`, then replays on `from`: refused. Returns the sealing key.
 async fn cross(from: &Node, to: &Node, step: &str) -> String {
     let sealer = from.engine();
-    let token = sealer.pause(&request(None), Round::FIRST, step.as_bytes()).unwrap();
+    let token = sealer
+        .pause(&request(None), Round::FIRST, step.as_bytes())
+        .unwrap();
     let resumed = to.engine().resume_async(&request(Some(&token))).await;
     let Ok(Step::Resumed(r)) = resumed else {
         panic!("{step}: a token did not cross: {resumed:?}")
@@ -90,21 +92,39 @@ async fn the_three_phase_rotation_keeps_tokens_crossing_both_ways_at_every_step(
     let redis = RedisServer::start();
     let clock = ManualClock::new(T0);
     let (a, b) = (node(&redis, &clock), node(&redis, &clock));
-    assert_eq!(both_ways(&a, &b, "phase 0").await, ("k1".into(), "k1".into()));
+    assert_eq!(
+        both_ways(&a, &b, "phase 0").await,
+        ("k1".into(), "k1".into())
+    );
     // In flight across the whole rotation until phase 3: sealed under k1, never resumed.
-    let in_flight = a.engine().pause(&request(None), Round::FIRST, b"in flight").unwrap();
+    let in_flight = a
+        .engine()
+        .pause(&request(None), Round::FIRST, b"in flight")
+        .unwrap();
 
     // Phase 1, one node at a time: k2 added, open-only.
     assert!(a.reload(keys(PHASE1)).unwrap().warnings.is_empty());
-    assert_eq!(both_ways(&a, &b, "phase 1, a only").await, ("k1".into(), "k1".into()));
+    assert_eq!(
+        both_ways(&a, &b, "phase 1, a only").await,
+        ("k1".into(), "k1".into())
+    );
     assert!(b.reload(keys(PHASE1)).unwrap().warnings.is_empty());
-    assert_eq!(both_ways(&a, &b, "phase 1").await, ("k1".into(), "k1".into()));
+    assert_eq!(
+        both_ways(&a, &b, "phase 1").await,
+        ("k1".into(), "k1".into())
+    );
 
     // Phase 2, one node at a time: k2 seals. b, still in phase 1, opens a's k2 tokens.
     assert!(a.reload(keys(PHASE2)).unwrap().warnings.is_empty());
-    assert_eq!(both_ways(&a, &b, "phase 2, a only").await, ("k2".into(), "k1".into()));
+    assert_eq!(
+        both_ways(&a, &b, "phase 2, a only").await,
+        ("k2".into(), "k1".into())
+    );
     assert!(b.reload(keys(PHASE2)).unwrap().warnings.is_empty());
-    assert_eq!(both_ways(&a, &b, "phase 2").await, ("k2".into(), "k2".into()));
+    assert_eq!(
+        both_ways(&a, &b, "phase 2").await,
+        ("k2".into(), "k2".into())
+    );
 
     // Until k1 is retired, the token sealed under it in phase 0 still opens, once.
     clock.advance(Limits::default().ttl_ms - 1);
@@ -118,9 +138,15 @@ async fn the_three_phase_rotation_keeps_tokens_crossing_both_ways_at_every_step(
     let r = a.reload(keys(PHASE3)).unwrap();
     assert_eq!(r.removed.len(), 1);
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    assert_eq!(both_ways(&a, &b, "phase 3, a only").await, ("k2".into(), "k2".into()));
+    assert_eq!(
+        both_ways(&a, &b, "phase 3, a only").await,
+        ("k2".into(), "k2".into())
+    );
     assert!(b.reload(keys(PHASE3)).unwrap().warnings.is_empty());
-    assert_eq!(both_ways(&a, &b, "phase 3").await, ("k2".into(), "k2".into()));
+    assert_eq!(
+        both_ways(&a, &b, "phase 3").await,
+        ("k2".into(), "k2".into())
+    );
 
     // A k1 token is refused everywhere now (its key is gone).
     let old = Rotating::with_clock(
@@ -135,7 +161,11 @@ async fn the_three_phase_rotation_keeps_tokens_crossing_both_ways_at_every_step(
     .pause(&request(None), Round::FIRST, b"old")
     .unwrap();
     for n in [&a, &b] {
-        let err = n.engine().resume_async(&request(Some(&old))).await.unwrap_err();
+        let err = n
+            .engine()
+            .resume_async(&request(Some(&old)))
+            .await
+            .unwrap_err();
         assert_eq!(err.rejection().unwrap().reason(), Reason::UnknownKey);
     }
 }
@@ -154,7 +184,14 @@ async fn promoting_a_key_before_every_node_has_it_breaks_tokens() {
         "{:?}",
         r.warnings
     );
-    let token = a.engine().pause(&request(None), Round::FIRST, b"x").unwrap();
-    let err = b.engine().resume_async(&request(Some(&token))).await.unwrap_err();
+    let token = a
+        .engine()
+        .pause(&request(None), Round::FIRST, b"x")
+        .unwrap();
+    let err = b
+        .engine()
+        .resume_async(&request(Some(&token)))
+        .await
+        .unwrap_err();
     assert_eq!(err.rejection().unwrap().reason(), Reason::UnknownKey);
 }

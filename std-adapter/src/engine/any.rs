@@ -382,27 +382,29 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
         let label = backend.name();
         let inner = match backend {
             #[cfg(feature = "aes-gcm")]
-            Backend::Aes256Gcm => Inner::Aes256Gcm(build(keys, limits, clock, replay, &used)?.with_backend_label(label)),
+            Backend::Aes256Gcm => Inner::Aes256Gcm(
+                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
+            ),
             #[cfg(feature = "chacha20poly1305")]
-            Backend::ChaCha20Poly1305 => {
-                Inner::ChaCha20Poly1305(build(keys, limits, clock, replay, &used)?.with_backend_label(label))
-            }
+            Backend::ChaCha20Poly1305 => Inner::ChaCha20Poly1305(
+                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
+            ),
             #[cfg(feature = "chacha20poly1305")]
-            Backend::XChaCha20Poly1305 => {
-                Inner::XChaCha20Poly1305(build(keys, limits, clock, replay, &used)?.with_backend_label(label))
-            }
+            Backend::XChaCha20Poly1305 => Inner::XChaCha20Poly1305(
+                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
+            ),
             #[cfg(feature = "aes-gcm-siv")]
-            Backend::Aes256GcmSiv => {
-                Inner::Aes256GcmSiv(build(keys, limits, clock, replay, &used)?.with_backend_label(label))
-            }
+            Backend::Aes256GcmSiv => Inner::Aes256GcmSiv(
+                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
+            ),
             #[cfg(feature = "aws-lc")]
-            Backend::AwsLcAes256Gcm => {
-                Inner::AwsLcAes256Gcm(build(keys, limits, clock, replay, &used)?.with_backend_label(label))
-            }
+            Backend::AwsLcAes256Gcm => Inner::AwsLcAes256Gcm(
+                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
+            ),
             #[cfg(feature = "aws-lc")]
-            Backend::AwsLcChaCha20Poly1305 => {
-                Inner::AwsLcChaCha20Poly1305(build(keys, limits, clock, replay, &used)?.with_backend_label(label))
-            }
+            Backend::AwsLcChaCha20Poly1305 => Inner::AwsLcChaCha20Poly1305(
+                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
+            ),
         };
         Ok(Self { backend, inner })
     }

@@ -311,8 +311,16 @@ impl<R, Clk: Clock + Clone> Rotating<R, Clk> {
         )?;
         let now = self.clock.now_ms();
         let (was, is) = (old.current_key_id(), next.current_key_id());
-        let added: Vec<KeyId> = after.iter().filter(|k| !before.contains(k)).cloned().collect();
-        let removed: Vec<KeyId> = before.iter().filter(|k| !after.contains(k)).cloned().collect();
+        let added: Vec<KeyId> = after
+            .iter()
+            .filter(|k| !before.contains(k))
+            .cloned()
+            .collect();
+        let removed: Vec<KeyId> = before
+            .iter()
+            .filter(|k| !after.contains(k))
+            .cloned()
+            .collect();
         let mut warnings = Vec::new();
         if was != is && added.contains(&is) {
             warnings.push(ReloadWarning::SealsBeforeDistributed(is.clone()));

@@ -29,7 +29,11 @@ pub struct PrometheusError(String);
 
 impl fmt::Display for PrometheusError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot install the Prometheus metrics recorder: {}", self.0)
+        write!(
+            f,
+            "cannot install the Prometheus metrics recorder: {}",
+            self.0
+        )
     }
 }
 
