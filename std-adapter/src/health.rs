@@ -15,6 +15,7 @@
 //! Nothing here ever holds the Redis URL (it may hold a password) or key material.
 //!
 //! ```
+//! # #[cfg(all(feature = "aes-gcm", feature = "tokio"))]
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use mrtr_std::engine::{Backend, Limits, Rotating};
@@ -34,6 +35,7 @@
 //! assert_eq!(health.status_code(), 200);
 //! assert_eq!(health.to_json(), serde_json::json!({"ready": true}));
 //! # Ok(()) }
+//! # #[cfg(not(all(feature = "aes-gcm", feature = "tokio")))] fn main() {}
 //! ```
 
 use std::fmt;

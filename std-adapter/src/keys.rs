@@ -32,6 +32,8 @@
 //! the key material. Decoded key bytes live only in buffers that are wiped on drop.
 //!
 //! ```
+//! # #[cfg(all(feature = "aes-gcm", feature = "chacha20poly1305"))]
+//! # fn main() -> Result<(), mrtr_std::keys::KeyConfigError> {
 //! use mrtr_std::keys::KeyConfig;
 //! use mrtr_std::core::key::KeyRing;
 //! use mrtr_std::Aes256Gcm;
@@ -49,7 +51,8 @@
 //!     err.to_string(),
 //!     "MRTR_KEYS entry 2 (key id \"k1\"): key is 3 bytes after base64 decoding, must be 32"
 //! );
-//! # Ok::<(), mrtr_std::keys::KeyConfigError>(())
+//! # Ok(()) }
+//! # #[cfg(not(all(feature = "aes-gcm", feature = "chacha20poly1305")))] fn main() {}
 //! ```
 
 use std::fmt;

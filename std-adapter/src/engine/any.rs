@@ -39,6 +39,8 @@ use crate::replay::{AnyReplayCache, AsyncReplayCache};
 /// provider of the same algorithm, so a fleet can change providers one node at a time.
 ///
 /// ```
+/// # #[cfg(all(feature = "aes-gcm", feature = "chacha20poly1305"))]
+/// # fn main() -> Result<(), mrtr_std::engine::UnknownBackend> {
 /// use mrtr_std::Algorithm;
 /// use mrtr_std::engine::Backend;
 ///
@@ -46,7 +48,8 @@ use crate::replay::{AnyReplayCache, AsyncReplayCache};
 /// assert_eq!(b.algorithm(), Algorithm::ChaCha20Poly1305);
 /// assert_eq!(b.to_string(), "chacha20-poly1305");
 /// assert!(Backend::enabled().contains(&b));
-/// # Ok::<(), mrtr_std::engine::UnknownBackend>(())
+/// # Ok(()) }
+/// # #[cfg(not(all(feature = "aes-gcm", feature = "chacha20poly1305")))] fn main() {}
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -296,6 +299,8 @@ macro_rules! each_engine {
 /// replay cache, by default the run-time-chosen [`AnyReplayCache`]; `Clk` the clock.
 ///
 /// ```
+/// # #[cfg(all(feature = "aes-gcm", feature = "chacha20poly1305"))]
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use mrtr_std::core::Principal;
 /// use mrtr_std::engine::{AnyEngine, Backend, Limits, Step};
 /// use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
@@ -321,7 +326,8 @@ macro_rules! each_engine {
 /// let Step::Resumed(r) = engine.resume(&retry)? else { panic!("not resumed") };
 /// assert_eq!(r.continuation(), b"awaiting date");
 /// assert!(engine.resume(&retry).is_err()); // single use
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # Ok(()) }
+/// # #[cfg(not(all(feature = "aes-gcm", feature = "chacha20poly1305")))] fn main() {}
 /// ```
 pub struct AnyEngine<R = AnyReplayCache, Clk = SystemClock> {
     backend: Backend,

@@ -196,6 +196,8 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// error-detail mode (for checks the caller runs itself). Not logged: the caller logs.
     ///
     /// ```
+    /// # #[cfg(all(feature = "aes-gcm", feature = "chacha20poly1305"))]
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use mrtr_std::core::{Mrtr, Reason};
     /// use mrtr_std::engine::Engine;
     /// use mrtr_std::keys::KeyConfig;
@@ -207,7 +209,8 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// assert_eq!(error.code(), -32602);
     /// assert_eq!(error.data().unwrap()["reason"], "invalid_request_state"); // uniform mode
     /// assert_eq!(error.rejection().unwrap().reason(), Reason::Malformed);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # Ok(()) }
+    /// # #[cfg(not(all(feature = "aes-gcm", feature = "chacha20poly1305")))] fn main() {}
     /// ```
     pub fn reject(&self, reason: Reason) -> JsonRpcError {
         JsonRpcError::from_rejection(self.mrtr.reject(reason))

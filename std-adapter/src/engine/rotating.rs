@@ -160,6 +160,8 @@ pub type Generation<R, Clk> = AnyEngine<Shared<R>, Clk>;
 /// An [`AnyEngine`] whose keys can be reloaded while it serves; see the [module docs](self).
 ///
 /// ```
+/// # #[cfg(all(feature = "aes-gcm", feature = "chacha20poly1305"))]
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use mrtr_std::engine::{Backend, Limits, Rotating};
 /// use mrtr_std::keys::KeyConfig;
 /// use mrtr_std::replay::AnyReplayCache;
@@ -175,7 +177,8 @@ pub type Generation<R, Clk> = AnyEngine<Shared<R>, Clk>;
 /// let phase2 = KeyConfig::parse_env(&format!("current=k2; k1:{K1}; k2:{K2}"))?;
 /// assert_eq!(engine.reload(phase2)?.current.1.as_str(), "k2");
 /// assert_eq!(engine.engine().current_key_id().as_str(), "k2");
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # Ok(()) }
+/// # #[cfg(not(all(feature = "aes-gcm", feature = "chacha20poly1305")))] fn main() {}
 /// ```
 pub struct Rotating<R = AnyReplayCache, Clk = SystemClock> {
     backend: Backend,
