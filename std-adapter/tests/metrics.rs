@@ -306,6 +306,51 @@ fn redis_calls_are_timed_and_errors_and_readiness_are_published() {
 }
 
 #[test]
+fn the_blocking_redis_store_is_timed_and_reports_a_refused_policy() {
+    use mrtr_std::core::replay::{ReplayCache, ReplayError};
+    let rec = TestRecorder::default();
+    let redis = RedisServer::start_with(&["--maxmemory-policy", "allkeys-lfu"]);
+    let cache = RedisReplayCache::builder(redis.url())
+        .prefix("blocking-metrics:")
+        .connect_timeout(Duration::from_secs(5))
+        .command_timeout(Duration::from_secs(5))
+        .build_blocking()
+        .unwrap();
+    with_local_recorder(&rec, || {
+        let store = ("store", "redis_blocking");
+        assert_eq!(
+            cache.check_and_record(&[1; 16], T0 + 60_000, T0),
+            Err(ReplayError::Unavailable)
+        );
+        let policy = [store, ("kind", "policy")];
+        assert_eq!(rec.counter(names::REPLAY_STORE_ERRORS, &policy), 1);
+        let took = rec.histogram(
+            names::REPLAY_STORE_DURATION,
+            &[store, ("outcome", "unavailable")],
+        );
+        assert_eq!(took.len(), 1);
+        let labels = [store, ("prefix", "blocking-metrics:")];
+        assert_eq!(rec.gauge(names::REPLAY_STORE_READY, &labels), Some(0.0));
+        let cause = [
+            store,
+            ("prefix", "blocking-metrics:"),
+            ("cause", "evicting_policy"),
+        ];
+        assert_eq!(rec.gauge(names::REPLAY_STORE_NOT_READY, &cause), Some(1.0));
+
+        redis.config_set("maxmemory-policy", "noeviction");
+        assert!(cache.probe().is_ready());
+        assert_eq!(rec.gauge(names::REPLAY_STORE_READY, &labels), Some(1.0));
+        assert_eq!(cache.check_and_record(&[1; 16], T0 + 60_000, T0), Ok(()));
+        let took = rec.histogram(
+            names::REPLAY_STORE_DURATION,
+            &[store, ("outcome", "recorded")],
+        );
+        assert_eq!(took.len(), 1);
+    });
+}
+
+#[test]
 fn subscriptions_count_grants_checks_failures_and_ends() {
     let rec = TestRecorder::default();
     with_local_recorder(&rec, || {

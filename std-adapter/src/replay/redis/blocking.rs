@@ -187,7 +187,8 @@ impl ReplayCache for BlockingRedisReplayCache {
 impl BlockingRedisReplayCache {
     fn record_id(&self, id: &TokenId, expires_at_ms: u64, now_ms: u64) -> Result<(), ReplayError> {
         let mut conn = self.take()?;
-        let recheck = match lock(&self.status).plan(&self.settings, Instant::now()) {
+        let planned = lock(&self.status).plan(&self.settings, Instant::now());
+        let recheck = match planned {
             Ok(recheck) => recheck,
             Err(refused) => {
                 self.give_back(conn);
