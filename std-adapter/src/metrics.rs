@@ -1,4 +1,4 @@
-//! Metrics (feature `metrics`): what mrtr counts, through the [`metrics`](::metrics) facade.
+//! Metrics (feature `metrics`): what mrtr counts, through the `metrics` facade.
 //!
 //! mrtr-std records each event where it happens: a seal in [`Engine::pause`], a resume
 //! outcome in [`Engine::verify`] and [`Engine::commit`], a Redis call in the replay caches,

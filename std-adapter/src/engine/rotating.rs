@@ -157,7 +157,9 @@ struct Ledger {
 /// One engine generation, as a request uses it.
 pub type Generation<R, Clk> = AnyEngine<Shared<R>, Clk>;
 
-/// An [`AnyEngine`] whose keys can be reloaded while it serves; see the [module docs](self).
+/// An [`AnyEngine`] whose keys can be reloaded while it serves: a reload swaps in a new
+/// generation, requests keep the one they started with, and the replay store and seal counts
+/// carry over (see [`Rotating::reload`]).
 ///
 /// ```
 /// # #[cfg(all(feature = "aes-gcm", feature = "chacha20poly1305"))]
