@@ -5,3 +5,8 @@ set -euo pipefail
 cd "$MRTR_ROOT"
 cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
+# mrtr-std's optional metrics (no workspace crate enables them, so the run above skips their
+# tests), and mrtr-std built without any backend, tokio or Redis.
+cargo test -p mrtr-std --features prometheus --lib --test metrics --test prometheus --locked
+cargo test -p mrtr-std --features prometheus --doc --locked
+cargo test -p mrtr-std --no-default-features --locked

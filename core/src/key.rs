@@ -258,6 +258,11 @@ impl<C: Cipher, const K: usize> KeyRing<C, K> {
         self
     }
 
+    /// How many seals each key may perform before refusing.
+    pub const fn seal_limit(&self) -> u32 {
+        self.seal_limit
+    }
+
     /// The algorithm of every key in this ring.
     pub const fn algorithm(&self) -> Algorithm {
         C::ALGORITHM

@@ -48,6 +48,13 @@ impl<R: fmt::Debug> fmt::Debug for Mrtr<R> {
     }
 }
 
+/// For `mrtr_std::reload::KeyReloader`, which reloads the keys of this `Mrtr`'s engine.
+impl<R> AsRef<Rotating<R>> for Mrtr<R> {
+    fn as_ref(&self) -> &Rotating<R> {
+        self.rotating()
+    }
+}
+
 /// A server that holds a [`Mrtr`]: what the [`Parameters`](crate::Parameters) extractor of a
 /// `#[tool]` function needs from it. One line to implement.
 pub trait HasMrtr<R = AnyReplayCache> {

@@ -22,13 +22,18 @@
 //! k1 AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=
 //! ```
 //!
-//! A new key: `head -c 32 /dev/urandom | base64`. To rotate: add the new key as current, keep
-//! the old one for at least one token TTL, then remove it.
+//! A new key: `head -c 32 /dev/urandom | base64`. To rotate without downtime, in three
+//! phases, each applied to every node before the next: add the new key (not current: it only
+//! opens), then mark it current, then, one token TTL later, remove the old key. A key file can
+//! be reloaded while serving ([`KeySource`], [`crate::engine::Rotating::reload`], and the
+//! `reload` module with feature `tokio`); `docs/operations.md` has the runbook.
 //!
 //! Errors name the source, the entry and the problem (and the key id once it is valid), never
 //! the key material. Decoded key bytes live only in buffers that are wiped on drop.
 //!
 //! ```
+//! # #[cfg(all(feature = "aes-gcm", feature = "chacha20poly1305"))]
+//! # fn main() -> Result<(), mrtr_std::keys::KeyConfigError> {
 //! use mrtr_std::keys::KeyConfig;
 //! use mrtr_std::core::key::KeyRing;
 //! use mrtr_std::Aes256Gcm;
@@ -46,11 +51,12 @@
 //!     err.to_string(),
 //!     "MRTR_KEYS entry 2 (key id \"k1\"): key is 3 bytes after base64 decoding, must be 32"
 //! );
-//! # Ok::<(), mrtr_std::keys::KeyConfigError>(())
+//! # Ok(()) }
+//! # #[cfg(not(all(feature = "aes-gcm", feature = "chacha20poly1305")))] fn main() {}
 //! ```
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use base64::alphabet;
@@ -58,6 +64,7 @@ use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{KEY_LEN, Key, KeyId, KeyRing, SecretKey};
 use rand_core::TryRng;
+use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
 use crate::rng::OsRng;
@@ -133,6 +140,18 @@ impl KeyConfigError {
             key_id: None,
             problem,
         }
+    }
+
+    /// The key file `source` cannot be read.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn io(source: &str, kind: std::io::ErrorKind) -> Self {
+        Self::new(source, KeyConfigProblem::Io(kind))
+    }
+
+    /// `source` is not valid Unicode.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn not_unicode(source: &str) -> Self {
+        Self::new(source, KeyConfigProblem::NotUnicode)
     }
 
     fn at(mut self, entry: usize) -> Self {
@@ -469,6 +488,21 @@ impl KeyConfig {
         self.keys.is_empty()
     }
 
+    /// A digest of each key's material, by key id, to tell whether a reload reuses a key id
+    /// for other material. SHA-256 of a fixed label and the 32 random bytes: it reveals
+    /// nothing about the key, and is still never logged or shown.
+    pub(crate) fn fingerprints(&self) -> Vec<(KeyId, [u8; 32])> {
+        self.keys
+            .iter()
+            .map(|(id, secret)| {
+                let mut h = Sha256::new();
+                h.update(b"mrtr key fingerprint v1\0");
+                h.update(secret.expose());
+                (id.clone(), h.finalize().into())
+            })
+            .collect()
+    }
+
     /// Builds the key ring for cipher `C` with room for `K` keys; the secrets are consumed.
     pub fn into_ring<C: Cipher, const K: usize>(self) -> Result<KeyRing<C, K>, KeyConfigError> {
         self.into_ring_counting(|_| 0)
@@ -503,5 +537,107 @@ impl KeyConfig {
                 })?;
         }
         Ok(ring)
+    }
+}
+
+/// Where a key configuration comes from, so that it can be read again: a reload re-reads it.
+///
+/// Only a key file can change while the process runs ([`KeySource::is_reloadable`]): the
+/// environment of a running process is fixed, so [`MRTR_KEYS`] needs a restart to change.
+///
+/// ```
+/// use mrtr_std::keys::{KeySource, MRTR_KEYS_FILE};
+///
+/// let dir = std::env::temp_dir().join(format!("mrtr-keysource-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let path = dir.join("keys");
+/// std::fs::write(&path, "k1 AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8= current\n")?;
+///
+/// let file = path.to_str().unwrap().to_owned();
+/// let source = KeySource::from_vars(|name| match name {
+///     MRTR_KEYS_FILE => Ok(file.clone()),
+///     _ => Err(std::env::VarError::NotPresent),
+/// })?
+/// .expect("configured");
+/// assert!(source.is_reloadable());
+/// assert_eq!(source.load()?.current_id().as_str(), "k1");
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeySource {
+    /// The [`MRTR_KEYS`] variable (fixed for the life of the process).
+    Env,
+    /// A key file in the file form ([`MRTR_KEYS_FILE`]).
+    File(PathBuf),
+}
+
+impl KeySource {
+    /// The source the environment configures: [`MRTR_KEYS`] if set, else the file
+    /// [`MRTR_KEYS_FILE`] names; `None` when neither is set (use [`KeyConfig::ephemeral`]).
+    pub fn from_env() -> Result<Option<Self>, KeyConfigError> {
+        Self::from_vars(|name| std::env::var(name))
+    }
+
+    /// [`KeySource::from_env`] with a custom variable lookup.
+    pub fn from_vars(
+        var: impl Fn(&str) -> Result<String, std::env::VarError>,
+    ) -> Result<Option<Self>, KeyConfigError> {
+        use std::env::VarError;
+        match var(MRTR_KEYS) {
+            Ok(_) => return Ok(Some(Self::Env)),
+            Err(VarError::NotUnicode(_)) => {
+                return Err(KeyConfigError::new(MRTR_KEYS, KeyConfigProblem::NotUnicode));
+            }
+            Err(VarError::NotPresent) => {}
+        }
+        match var(MRTR_KEYS_FILE) {
+            Ok(path) => Ok(Some(Self::File(PathBuf::from(path)))),
+            Err(VarError::NotUnicode(_)) => Err(KeyConfigError::new(
+                MRTR_KEYS_FILE,
+                KeyConfigProblem::NotUnicode,
+            )),
+            Err(VarError::NotPresent) => Ok(None),
+        }
+    }
+
+    /// Reads and parses the configuration now.
+    pub fn load(&self) -> Result<KeyConfig, KeyConfigError> {
+        match self {
+            Self::Env => match std::env::var(MRTR_KEYS) {
+                Ok(value) => KeyConfig::parse_env(&Zeroizing::new(value)),
+                Err(std::env::VarError::NotUnicode(_)) => {
+                    Err(KeyConfigError::new(MRTR_KEYS, KeyConfigProblem::NotUnicode))
+                }
+                Err(std::env::VarError::NotPresent) => Err(KeyConfigError::new(
+                    MRTR_KEYS,
+                    KeyConfigProblem::NotConfigured,
+                )),
+            },
+            Self::File(path) => KeyConfig::load_file(path),
+        }
+    }
+
+    /// Whether the configuration can change while the process runs (a key file).
+    pub fn is_reloadable(&self) -> bool {
+        matches!(self, Self::File(_))
+    }
+
+    /// The key file, for a file source.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Self::File(p) => Some(p),
+            Self::Env => None,
+        }
+    }
+}
+
+impl fmt::Display for KeySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Env => f.write_str(MRTR_KEYS),
+            Self::File(p) => write!(f, "key file {}", p.display()),
+        }
     }
 }

@@ -1,4 +1,9 @@
-#![doc = include_str!("../README.md")]
+// The README's example seals with AES-256-GCM: a build without that backend leaves it out.
+#![cfg_attr(feature = "aes-gcm", doc = include_str!("../README.md"))]
+#![cfg_attr(
+    not(feature = "aes-gcm"),
+    doc = "The std adapter for hosted MCP servers (see `README.md`; this build has no AES-256-GCM backend)."
+)]
 //!
 //! ## Map of the crate
 //!
@@ -11,6 +16,9 @@
 //!   ([`replay::MemoryReplayCache`]) and `replay::redis` (feature `redis`: the async
 //!   `RedisReplayCache` and the blocking `BlockingRedisReplayCache`);
 //! * [`subscription`]: the authorizer runtime;
+//! * operations: [`health`] (readiness and the startup check), `reload` (feature `tokio`: key
+//!   reloads on a watched file or SIGHUP), `metrics` (feature `metrics`; Prometheus text with
+//!   feature `prometheus`); `docs/operations.md` is the operator's guide;
 //! * [`core`]: mrtr-core itself, re-exported, with the backends' ciphers
 //!   ([`Aes256Gcm`], [`ChaCha20Poly1305`], [`XChaCha20Poly1305`]) and [`Algorithm`].
 
@@ -33,10 +41,16 @@ pub use rng::OsRng;
 
 pub mod clock;
 pub mod engine;
+pub mod health;
 pub mod ijson;
 pub mod jcs;
 pub mod jsonrpc;
 pub mod keys;
+#[cfg(feature = "metrics")]
+pub mod metrics;
+mod obs;
+#[cfg(feature = "tokio")]
+pub mod reload;
 pub mod replay;
 pub mod rng;
 pub mod rng_fast;

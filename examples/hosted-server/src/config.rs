@@ -133,6 +133,12 @@ pub struct Config {
     #[arg(long)]
     pub redis_unsafe_allow_evicting_policy: bool,
 
+    /// Start even if the replay store cannot serve yet (unreachable Redis, an evicting
+    /// policy): resumes are refused and /readyz answers 503 until it can. Default: refuse to
+    /// start, naming the cause.
+    #[arg(long)]
+    pub start_degraded: bool,
+
     /// Bearer token map: lines of `TOKEN ISSUER SUBJECT`. Default: the built-in demo tokens.
     #[arg(long, env = "MRTR_TOKENS_FILE")]
     pub tokens: Option<PathBuf>,
@@ -173,10 +179,9 @@ impl Config {
         })
     }
 
-    /// The Redis replay cache these options describe, probed once so that a Redis that is
-    /// unreachable or can evict keys is reported at startup. The server starts either way:
-    /// `/readyz` answers 503 until the cache is ready, and resumes are refused meanwhile.
-    pub async fn redis_replay_cache(&self, url: &str) -> anyhow::Result<RedisReplayCache> {
+    /// The Redis replay cache these options describe (connected and checked at startup by
+    /// the engine's startup check).
+    pub fn redis_replay_cache(&self, url: &str) -> anyhow::Result<RedisReplayCache> {
         let cache = RedisReplayCache::builder(url)
             .prefix(self.redis_prefix.as_str())
             // An entry outlives a recording clock that jumped ahead: at least one TTL.
@@ -188,14 +193,6 @@ impl Config {
             .allow_evicting_policy(self.redis_unsafe_allow_evicting_policy)
             .build()
             .context("Redis replay cache")?;
-        match cache.probe().await.cause() {
-            None => tracing::info!("replay store ready"),
-            Some(cause) => tracing::warn!(
-                cause = cause.code(),
-                "replay store not ready at startup ({cause}); resumes are refused and /readyz \
-                 answers 503 until it is"
-            ),
-        }
         Ok(cache)
     }
 }

@@ -5,10 +5,12 @@
 use std::sync::Arc;
 
 use axum::http::StatusCode;
+use axum::http::header;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use mrtr_rmcp::PrecheckLayer;
-use mrtr_std::replay::{AnyReplayCache, Readiness};
+use mrtr_std::engine::Rotating;
+use mrtr_std::metrics::Prometheus;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -54,7 +56,17 @@ pub fn router(
         .route("/healthz", get(|| async { "ok" }))
         .route(
             "/readyz",
-            get(move || async move { readyz(ready_app.mrtr.rotating().replay_cache()).await }),
+            get({
+                let app = ready_app.clone();
+                move || async move { readyz(app.mrtr.rotating()).await }
+            }),
+        )
+        .route(
+            "/metrics",
+            get(move || {
+                let body = ready_app.metrics.render();
+                async move { ([(header::CONTENT_TYPE, Prometheus::CONTENT_TYPE)], body) }
+            }),
         )
         .merge(mcp);
     if let Some(admin) = admin {
@@ -68,33 +80,39 @@ pub fn router(
     router
 }
 
-/// Readiness: 200 `{"ready":true}`, or 503 `{"ready":false,"cause":"..."}` while the replay
-/// store cannot record resumes (Redis unreachable, an evicting maxmemory-policy, out of
-/// memory, replicas not acknowledging). Probes the store (bounded by its timeouts; at most
-/// one Redis round trip a second however often it is called). Never shows the Redis URL.
-pub async fn readyz(replay: &AnyReplayCache) -> (StatusCode, Json<serde_json::Value>) {
-    match replay.probe().await {
-        Readiness::Ready => (StatusCode::OK, Json(serde_json::json!({"ready": true}))),
-        Readiness::NotReady(cause) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(serde_json::json!({"ready": false, "cause": cause.to_string()})),
-        ),
-    }
+/// Readiness: 200 `{"ready":true}`, or 503 with the causes while mrtr cannot serve: the
+/// replay store cannot record resumes (Redis unreachable, an evicting maxmemory-policy, out
+/// of memory, replicas not acknowledging) or the sealing key's budget is exhausted. Probes the
+/// store (bounded by its timeouts; at most one Redis round trip a second however often it is
+/// called). Never shows the Redis URL.
+pub async fn readyz(engine: &Rotating) -> (StatusCode, Json<serde_json::Value>) {
+    let health = engine.probe().await;
+    let status =
+        StatusCode::from_u16(health.status_code()).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+    (status, Json(health.to_json()))
 }
 
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
+    use mrtr_std::engine::{Backend, Limits};
+    use mrtr_std::keys::KeyConfig;
+    use mrtr_std::replay::AnyReplayCache;
     use mrtr_std::replay::redis::RedisReplayCache;
     use serde_json::json;
 
     use super::*;
 
+    fn engine(store: AnyReplayCache) -> Rotating {
+        let keys = KeyConfig::ephemeral().unwrap();
+        Rotating::new(Backend::Aes256Gcm, keys, Limits::for_audience("t"), store).unwrap()
+    }
+
     #[tokio::test]
     async fn readyz_is_200_for_stores_without_io() {
         for store in [AnyReplayCache::Off, AnyReplayCache::memory(10)] {
-            let (status, Json(body)) = readyz(&store).await;
+            let (status, Json(body)) = readyz(&engine(store)).await;
             assert_eq!(status, StatusCode::OK);
             assert_eq!(body, json!({"ready": true}));
         }
@@ -112,7 +130,7 @@ mod tests {
             .connect_timeout(Duration::from_secs(2))
             .build()
             .unwrap();
-        let (status, Json(body)) = readyz(&AnyReplayCache::Redis(cache)).await;
+        let (status, Json(body)) = readyz(&engine(AnyReplayCache::Redis(cache))).await;
         assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(body["ready"], false);
         let cause = body["cause"].as_str().unwrap();

@@ -20,7 +20,10 @@ use clap::Parser;
 use mrtr_rmcp::Mrtr;
 use mrtr_std::core::ErrorDetail;
 use mrtr_std::engine::{Limits, Rotating};
-use mrtr_std::keys::KeyConfig;
+use mrtr_std::health::Startup;
+use mrtr_std::keys::{KeyConfig, KeySource};
+use mrtr_std::metrics::Prometheus;
+use mrtr_std::reload::{KeyReloader, Triggers};
 use mrtr_std::replay::AnyReplayCache;
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
@@ -56,7 +59,19 @@ async fn main() -> anyhow::Result<()> {
         )
         .init();
     let config = Config::parse();
-    let app = Arc::new(build_app(&config).await?);
+    // Before the engine exists, so every metric it records is kept.
+    let metrics = Prometheus::install().context("metrics recorder")?;
+    let (app, source) = build_app(&config, metrics).await?;
+    let app = Arc::new(app);
+    // Keys from a file reload on SIGHUP and when the file changes; keep the handle alive.
+    let _reloads = match source {
+        Some(source) if source.is_reloadable() => Some(
+            KeyReloader::new(app.mrtr.clone(), source)
+                .spawn(Triggers::default())
+                .context("key reloader")?,
+        ),
+        _ => None,
+    };
     if config.stdio {
         let service = Hosted::new(app)
             .serve(rmcp::transport::stdio())
@@ -68,8 +83,16 @@ async fn main() -> anyhow::Result<()> {
     serve_http(&config, app).await
 }
 
-async fn build_app(config: &Config) -> anyhow::Result<App> {
-    let keys = KeyConfig::from_env_or_ephemeral().context("key configuration")?;
+async fn build_app(
+    config: &Config,
+    metrics: Prometheus,
+) -> anyhow::Result<(App, Option<KeySource>)> {
+    let source = KeySource::from_env().context("key configuration")?;
+    let keys = match &source {
+        Some(source) => source.load().context("key configuration")?,
+        // Warns: tokens then neither survive a restart nor cross nodes.
+        None => KeyConfig::from_env_or_ephemeral().context("key configuration")?,
+    };
     let replay = match config.replay_choice() {
         ReplayChoice::Memory => AnyReplayCache::memory(config.replay_capacity),
         ReplayChoice::Off => AnyReplayCache::Off,
@@ -77,7 +100,7 @@ async fn build_app(config: &Config) -> anyhow::Result<App> {
             let Some(url) = &config.redis_url else {
                 anyhow::bail!("--replay redis needs --redis-url (or MRTR_REDIS_URL)");
             };
-            AnyReplayCache::Redis(config.redis_replay_cache(url).await?)
+            AnyReplayCache::Redis(config.redis_replay_cache(url)?)
         }
     };
     let limits = Limits {
@@ -107,11 +130,20 @@ async fn build_app(config: &Config) -> anyhow::Result<App> {
     if config.detailed_errors {
         tracing::warn!("detailed requestState errors are on: clients learn why a token failed");
     }
+    // Fail fast on a replay store that cannot serve (unreachable, evicting), unless told to
+    // start degraded; /readyz reports it either way.
+    let startup = Startup::fail_fast().start_degraded(config.start_degraded);
+    engine
+        .check_startup(startup)
+        .await
+        .context("mrtr is not ready to serve (use --start-degraded to start anyway)")?;
     let subs = listen::Subscriptions::start(std::time::Duration::from_millis(config.lease_ms));
-    Ok(App {
+    let app = App {
         mrtr: Mrtr::new(engine),
         subs,
-    })
+        metrics,
+    };
+    Ok((app, source))
 }
 
 async fn serve_http(config: &Config, app: Arc<App>) -> anyhow::Result<()> {

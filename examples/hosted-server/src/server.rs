@@ -23,6 +23,8 @@ pub struct App {
     pub mrtr: Mrtr,
     /// `subscriptions/listen` registry and policy.
     pub subs: Arc<Subscriptions>,
+    /// The Prometheus recorder `/metrics` renders.
+    pub metrics: mrtr_std::metrics::Prometheus,
 }
 
 /// The handler rmcp runs; cheap to clone.

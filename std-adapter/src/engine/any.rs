@@ -40,6 +40,8 @@ use crate::replay::{AnyReplayCache, AsyncReplayCache};
 /// provider of the same algorithm, so a fleet can change providers one node at a time.
 ///
 /// ```
+/// # #[cfg(all(feature = "aes-gcm", feature = "chacha20poly1305"))]
+/// # fn main() -> Result<(), mrtr_std::engine::UnknownBackend> {
 /// use mrtr_std::Algorithm;
 /// use mrtr_std::engine::Backend;
 ///
@@ -47,7 +49,8 @@ use crate::replay::{AnyReplayCache, AsyncReplayCache};
 /// assert_eq!(b.algorithm(), Algorithm::ChaCha20Poly1305);
 /// assert_eq!(b.to_string(), "chacha20-poly1305");
 /// assert!(Backend::enabled().contains(&b));
-/// # Ok::<(), mrtr_std::engine::UnknownBackend>(())
+/// # Ok(()) }
+/// # #[cfg(not(all(feature = "aes-gcm", feature = "chacha20poly1305")))] fn main() {}
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -250,6 +253,10 @@ pub enum EngineConfigError {
     Config(ConfigError),
     /// No audience was chosen ([`Audience::Unset`]).
     AudienceUnset,
+    /// A reload gives a key id that is already in use other key material. A key id must never
+    /// be reused: tokens under the old material would stop opening, and the two keys would
+    /// share one seal count.
+    KeyIdReused(KeyId),
 }
 
 impl fmt::Display for EngineConfigError {
@@ -260,6 +267,12 @@ impl fmt::Display for EngineConfigError {
             Self::AudienceUnset => f.write_str(
                 "mrtr configuration: no token audience chosen: set it to this service's \
                  identity (Audience::Named), or to Audience::None deliberately",
+            ),
+            Self::KeyIdReused(id) => write!(
+                f,
+                "key id {:?} is configured with different key material than before; a key id \
+                 must never be reused: give the new key a new id",
+                id.as_str()
             ),
         }
     }
@@ -272,6 +285,7 @@ impl std::error::Error for EngineConfigError {
             Self::Keys(e) => e.source(),
             Self::Config(e) => Some(e),
             Self::AudienceUnset => None,
+            Self::KeyIdReused(_) => None,
         }
     }
 }
@@ -338,6 +352,8 @@ macro_rules! each_engine {
 /// replay cache, by default the run-time-chosen [`AnyReplayCache`]; `Clk` the clock.
 ///
 /// ```
+/// # #[cfg(all(feature = "aes-gcm", feature = "chacha20poly1305"))]
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use mrtr_std::core::Principal;
 /// use mrtr_std::engine::{AnyEngine, Backend, Limits, Step};
 /// use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
@@ -363,7 +379,8 @@ macro_rules! each_engine {
 /// let Step::Resumed(r) = engine.resume(&retry)? else { panic!("not resumed") };
 /// assert_eq!(r.continuation(), b"awaiting date");
 /// assert!(engine.resume(&retry).is_err()); // single use
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # Ok(()) }
+/// # #[cfg(not(all(feature = "aes-gcm", feature = "chacha20poly1305")))] fn main() {}
 /// ```
 pub struct AnyEngine<R = AnyReplayCache, Clk = SystemClock> {
     backend: Backend,
@@ -430,29 +447,32 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
                 .build()?;
             Ok(Engine::new(mrtr, replay))
         }
+        let label = backend.name();
         let inner = match backend {
             #[cfg(feature = "aes-gcm")]
-            Backend::Aes256Gcm => Inner::Aes256Gcm(build(keys, limits, clock, replay, &used)?),
+            Backend::Aes256Gcm => Inner::Aes256Gcm(
+                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
+            ),
             #[cfg(feature = "chacha20poly1305")]
-            Backend::ChaCha20Poly1305 => {
-                Inner::ChaCha20Poly1305(build(keys, limits, clock, replay, &used)?)
-            }
+            Backend::ChaCha20Poly1305 => Inner::ChaCha20Poly1305(
+                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
+            ),
             #[cfg(feature = "chacha20poly1305")]
-            Backend::XChaCha20Poly1305 => {
-                Inner::XChaCha20Poly1305(build(keys, limits, clock, replay, &used)?)
-            }
+            Backend::XChaCha20Poly1305 => Inner::XChaCha20Poly1305(
+                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
+            ),
             #[cfg(feature = "aes-gcm-siv")]
-            Backend::Aes256GcmSiv => {
-                Inner::Aes256GcmSiv(build(keys, limits, clock, replay, &used)?)
-            }
+            Backend::Aes256GcmSiv => Inner::Aes256GcmSiv(
+                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
+            ),
             #[cfg(feature = "aws-lc")]
-            Backend::AwsLcAes256Gcm => {
-                Inner::AwsLcAes256Gcm(build(keys, limits, clock, replay, &used)?)
-            }
+            Backend::AwsLcAes256Gcm => Inner::AwsLcAes256Gcm(
+                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
+            ),
             #[cfg(feature = "aws-lc")]
-            Backend::AwsLcChaCha20Poly1305 => {
-                Inner::AwsLcChaCha20Poly1305(build(keys, limits, clock, replay, &used)?)
-            }
+            Backend::AwsLcChaCha20Poly1305 => Inner::AwsLcChaCha20Poly1305(
+                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
+            ),
         };
         Ok(Self { backend, inner })
     }
@@ -465,6 +485,15 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
     /// The id of the key that seals.
     pub fn current_key_id(&self) -> KeyId {
         each_engine!(&self.inner, e => e.mrtr().keys().current().id().clone())
+    }
+
+    /// How many more seals the current key may perform in this process before every pause
+    /// fails with [`SealError::KeyExhausted`](mrtr_core::SealError::KeyExhausted).
+    pub fn seals_left(&self) -> u32 {
+        each_engine!(&self.inner, e => {
+            let ring = e.mrtr().keys();
+            ring.seal_limit().saturating_sub(ring.current().seals_used())
+        })
     }
 
     /// How many seals each key has performed in this process, current key first.

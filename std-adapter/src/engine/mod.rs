@@ -44,7 +44,7 @@ mod rotating;
 mod step;
 
 pub use any::{AnyEngine, Audience, Backend, EngineConfigError, Limits, UnknownBackend};
-pub use rotating::{Generation, Reloaded, Rotating, Shared};
+pub use rotating::{Generation, ReloadWarning, Reloaded, Rotating, Shared};
 use step::Record;
 pub use step::{PauseError, Resumption, Step, Verified};
 
@@ -66,12 +66,45 @@ type Buf = TokenBuf<MAX_TOKEN_LEN>;
 pub struct Engine<C, R = NoReplayCache, Clk = SystemClock, const K: usize = 4> {
     mrtr: Mrtr<C, Clk, NoReplayCache, K>,
     replay: R,
+    /// The `backend` label of the seal metrics.
+    backend: &'static str,
 }
 
 impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// Wraps a configured `Mrtr` (built without a replay cache) and the replay cache to use.
     pub fn new(mrtr: Mrtr<C, Clk, NoReplayCache, K>, replay: R) -> Self {
-        Self { mrtr, replay }
+        let engine = Self {
+            mrtr,
+            replay,
+            backend: crate::obs::algorithm_label(C::ALGORITHM),
+        };
+        engine.publish_keys();
+        engine
+    }
+
+    /// Names the backend in the seal metrics (an [`AnyEngine`] names its provider).
+    #[cfg_attr(
+        not(any(
+            feature = "aes-gcm",
+            feature = "chacha20poly1305",
+            feature = "aes-gcm-siv",
+            feature = "aws-lc"
+        )),
+        allow(dead_code)
+    )]
+    pub(crate) fn with_backend_label(mut self, backend: &'static str) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// Seals each key may still perform, and which one seals, for the key metrics.
+    fn publish_keys(&self) {
+        let ring = self.mrtr.keys();
+        let current = ring.current().id();
+        for key in ring.iter() {
+            let left = ring.seal_limit().saturating_sub(key.seals_used());
+            crate::obs::key_loaded(key.id().as_str(), left, key.id() == current);
+        }
     }
 
     /// The token engine.
@@ -97,11 +130,13 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
         round: Round,
         continuation: &[u8],
     ) -> Result<String, PauseError> {
+        let method = req.method().as_str();
         let args = match req.args_digest() {
             Ok(args) => args,
             Err(e) => {
                 tracing::info!(target: "mrtr", method = %req.method(), target_name = req.target(),
                     error = %e, "cannot pause: arguments cannot be bound");
+                crate::obs::pause_refused(method, "unbindable");
                 return Err(PauseError::Unbindable(e.clone()));
             }
         };
@@ -122,17 +157,23 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
             Ok(token) => {
                 tracing::trace!(target: "mrtr", method = %req.method(), target_name = req.target(),
                     round = round.get(), len = token.len(), "requestState sealed");
+                let ring = self.mrtr.keys();
+                let key = ring.current();
+                let left = ring.seal_limit().saturating_sub(key.seals_used());
+                crate::obs::sealed(self.backend, key.id().as_str(), left);
                 Ok(token)
             }
             Err(SealError::RoundsExhausted) => {
                 tracing::info!(target: "mrtr", method = %req.method(), target_name = req.target(),
                     round = round.get(), "cannot pause: the resume chain is at its round cap");
+                crate::obs::pause_refused(method, "round_cap");
                 Err(PauseError::RoundCap(
                     self.mrtr.reject(Reason::RoundsExceeded),
                 ))
             }
             Err(e) => {
                 tracing::error!(target: "mrtr", method = %req.method(), error = %e, "cannot seal requestState");
+                crate::obs::pause_refused(method, crate::obs::seal_error_cause(&e));
                 Err(PauseError::Seal(e))
             }
         }
@@ -155,6 +196,8 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// error-detail mode (for checks the caller runs itself). Not logged: the caller logs.
     ///
     /// ```
+    /// # #[cfg(all(feature = "aes-gcm", feature = "chacha20poly1305"))]
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use mrtr_std::core::{Mrtr, Reason};
     /// use mrtr_std::engine::Engine;
     /// use mrtr_std::keys::KeyConfig;
@@ -169,7 +212,8 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// assert_eq!(error.code(), -32602);
     /// assert_eq!(error.data().unwrap()["reason"], "invalid_request_state"); // uniform mode
     /// assert_eq!(error.rejection().unwrap().reason(), Reason::Malformed);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # Ok(()) }
+    /// # #[cfg(not(all(feature = "aes-gcm", feature = "chacha20poly1305")))] fn main() {}
     /// ```
     pub fn reject(&self, reason: Reason) -> JsonRpcError {
         JsonRpcError::from_rejection(self.mrtr.reject(reason))
@@ -184,6 +228,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
 
     /// Logs and wraps a rejection of a request for `method` on `target`.
     fn rejected(&self, method: Method, target: &str, reason: Reason) -> JsonRpcError {
+        crate::obs::rejected(method.as_str(), reason);
         match reason {
             Reason::ReplayStoreFull | Reason::ReplayStoreUnavailable => tracing::warn!(
                 target: "mrtr",
@@ -210,6 +255,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     pub fn verify(&self, req: &ResumeRequest<'_>) -> Result<Verified, JsonRpcError> {
         let reject = |reason| self.rejected(req.method(), req.target(), reason);
         let Some(token) = req.request_state().token().map_err(reject)? else {
+            crate::obs::resume(req.method().as_str(), "fresh");
             return Ok(Verified {
                 step: Step::Fresh,
                 record: None,
@@ -256,6 +302,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
             Ok(()) => {
                 tracing::trace!(target: "mrtr", method = %r.method, target_name = &*r.target,
                     "requestState recorded as spent");
+                crate::obs::resume(r.method.as_str(), "resumed");
                 Ok(step)
             }
             Err(e) => {

@@ -3,11 +3,27 @@
 //! A key reload builds a new engine from the new key configuration and swaps it in; requests
 //! already running finish on the engine they started with. The replay store is shared by
 //! every generation, so a token spent before a reload stays spent after it, and each key's
-//! seal count carries over to the new generation by key id (a key id must never be reused for
-//! other key material: see `docs/operations.md`).
+//! seal count carries over to the new generation by key id.
+//!
+//! A reload is refused, and nothing changes, when the configuration is invalid or gives a key
+//! id already in use other key material (a key id must never be reused). It is applied with a
+//! warning ([`ReloadWarning`]) when it skips a phase of the rotation procedure
+//! (`docs/operations.md`): a key that seals in the same reload that added it, or a key removed
+//! less than one token TTL after it stopped sealing.
+//!
+//! # How the seal budget is bounded
+//!
+//! Each key may seal [`DEFAULT_SEAL_LIMIT`](mrtr_core::key::DEFAULT_SEAL_LIMIT) tokens. The
+//! count lives in this process: a reload carries it over by key id, except the seals made by
+//! requests that were already running on the old generation when the reload swapped it (at
+//! most one per such request that pauses); a restart starts it again from zero unless the
+//! server restores it ([`Rotating::with_clock_counting`]); and every node counts its own.
+//! The bound that holds for a fleet is therefore the operator's: rotate before the fleet's
+//! total of seals under one key nears the limit (`sum by (key_id) (increase(mrtr_seals_total
+//! [...]))` counts it across restarts). `docs/operations.md` gives the rule.
 
 use std::fmt;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use mrtr_core::key::KeyId;
 use mrtr_core::replay::{ReplayCache, ReplayError};
@@ -59,6 +75,7 @@ impl<R: AsyncReplayCache> AsyncReplayCache for Shared<R> {
 
 /// What a [`Rotating::reload`] changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Reloaded {
     /// The sealing key before and after.
     pub current: (KeyId, KeyId),
@@ -66,6 +83,75 @@ pub struct Reloaded {
     pub added: Vec<KeyId>,
     /// Keys it drops (tokens under them stop opening at once).
     pub removed: Vec<KeyId>,
+    /// Phases of the rotation procedure this reload skipped (it was applied anyway).
+    pub warnings: Vec<ReloadWarning>,
+}
+
+impl Reloaded {
+    /// Whether the reload changed nothing (the same keys, the same current key).
+    pub fn is_unchanged(&self) -> bool {
+        self.current.0 == self.current.1 && self.added.is_empty() && self.removed.is_empty()
+    }
+}
+
+impl fmt::Display for Reloaded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ids = |v: &[KeyId]| {
+            let v: Vec<&str> = v.iter().map(KeyId::as_str).collect();
+            if v.is_empty() {
+                "none".to_owned()
+            } else {
+                v.join(", ")
+            }
+        };
+        if self.current.0 == self.current.1 {
+            write!(f, "current key {} (unchanged)", self.current.1)?;
+        } else {
+            write!(f, "current key {} -> {}", self.current.0, self.current.1)?;
+        }
+        write!(
+            f,
+            "; added: {}; removed: {}",
+            ids(&self.added),
+            ids(&self.removed)
+        )
+    }
+}
+
+/// A phase of the rotation procedure that a reload skipped. The reload is applied (an
+/// operator may need to act at once, e.g. to drop a leaked key); the warning is logged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReloadWarning {
+    /// The key seals in the same reload that added it: nodes that do not have it yet cannot
+    /// open its tokens. Phase 1 adds it everywhere as open-only first.
+    SealsBeforeDistributed(KeyId),
+    /// The key was removed less than one token TTL after it stopped sealing (or while it was
+    /// sealing): tokens it sealed that are still live stop opening now.
+    RemovedWithinTtl(KeyId),
+}
+
+impl fmt::Display for ReloadWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::SealsBeforeDistributed(id) => write!(
+                f,
+                "key {id} seals in the same reload that added it: nodes that do not have it \
+                 yet cannot open its tokens (add it everywhere as open-only first)"
+            ),
+            Self::RemovedWithinTtl(id) => write!(
+                f,
+                "key {id} was removed less than one token TTL after it stopped sealing: its \
+                 live tokens stop opening now (wait one TTL after promoting its successor)"
+            ),
+        }
+    }
+}
+
+/// What the reloads remember: each key's material digest, and when each key stopped sealing.
+struct Ledger {
+    fingerprints: Vec<(KeyId, [u8; 32])>,
+    demoted_at_ms: Vec<(KeyId, u64)>,
 }
 
 /// One engine generation, as a request uses it.
@@ -80,6 +166,8 @@ pub type Generation<R, Clk> = AnyEngine<Shared<R>, Clk>;
 /// other key material).
 ///
 /// ```
+/// # #[cfg(all(feature = "aes-gcm", feature = "chacha20poly1305"))]
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use mrtr_std::engine::{Backend, Limits, Rotating};
 /// use mrtr_std::keys::KeyConfig;
 /// use mrtr_std::replay::AnyReplayCache;
@@ -95,7 +183,8 @@ pub type Generation<R, Clk> = AnyEngine<Shared<R>, Clk>;
 /// let phase2 = KeyConfig::parse_env(&format!("current=k2; k1:{K1}; k2:{K2}"))?;
 /// assert_eq!(engine.reload(phase2)?.current.1.as_str(), "k2");
 /// assert_eq!(engine.engine().current_key_id().as_str(), "k2");
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # Ok(()) }
+/// # #[cfg(not(all(feature = "aes-gcm", feature = "chacha20poly1305")))] fn main() {}
 /// ```
 pub struct Rotating<R = AnyReplayCache, Clk = SystemClock> {
     backend: Backend,
@@ -103,6 +192,8 @@ pub struct Rotating<R = AnyReplayCache, Clk = SystemClock> {
     clock: Clk,
     replay: Shared<R>,
     current: RwLock<Arc<Generation<R, Clk>>>,
+    /// Held for the whole of a reload: one at a time.
+    ledger: Mutex<Ledger>,
 }
 
 impl<R> Rotating<R, SystemClock> {
@@ -127,16 +218,46 @@ impl<R, Clk: Clock + Clone> Rotating<R, Clk> {
         replay: R,
         clock: Clk,
     ) -> Result<Self, EngineConfigError> {
+        Self::with_clock_counting(backend, keys, limits, replay, clock, |_| 0)
+    }
+
+    /// [`Rotating::with_clock`], each key starting with `used(id)` seals already taken from
+    /// its budget: a server that persists the counts restores them here at startup.
+    pub fn with_clock_counting(
+        backend: Backend,
+        keys: KeyConfig,
+        limits: Limits,
+        replay: R,
+        clock: Clk,
+        used: impl Fn(&KeyId) -> u32,
+    ) -> Result<Self, EngineConfigError> {
         let replay = Shared(Arc::new(replay));
-        let first =
-            AnyEngine::with_clock(backend, keys, limits.clone(), replay.clone(), clock.clone())?;
+        let fingerprints = keys.fingerprints();
+        let first = AnyEngine::with_clock_counting(
+            backend,
+            keys,
+            limits.clone(),
+            replay.clone(),
+            clock.clone(),
+            used,
+        )?;
         Ok(Self {
             backend,
             limits,
             clock,
             replay,
             current: RwLock::new(Arc::new(first)),
+            ledger: Mutex::new(Ledger {
+                fingerprints,
+                demoted_at_ms: Vec::new(),
+            }),
         })
+    }
+
+    /// The limits every generation uses (as configured; [`AnyEngine::limits`] reports them as
+    /// applied).
+    pub fn limits(&self) -> &Limits {
+        &self.limits
     }
 
     /// The engine to serve one request with (a snapshot: a reload does not change it).
@@ -160,11 +281,33 @@ impl<R, Clk: Clock + Clone> Rotating<R, Clk> {
     }
 
     /// Replaces the keys: builds the next generation from `keys` (same backend, limits,
-    /// replay store and clock; seal counts carried over by key id) and swaps it in. On an
-    /// error nothing changes.
+    /// replay store and clock; seal counts carried over by key id) and swaps it in. Logs what
+    /// changed, and a warning for each [`ReloadWarning`].
+    ///
+    /// On an error nothing changes: an invalid configuration (more keys than the ring holds),
+    /// or a key id given other key material than it had ([`EngineConfigError::KeyIdReused`]).
     pub fn reload(&self, keys: KeyConfig) -> Result<Reloaded, EngineConfigError> {
-        let mut slot = self.current.write().unwrap_or_else(|e| e.into_inner());
-        let old = slot.clone();
+        let result = self.try_reload(keys);
+        crate::obs::key_reload(result.is_ok());
+        if let Err(e) = &result {
+            tracing::error!(target: "mrtr", error = %e, "key reload refused; keys unchanged");
+        }
+        result
+    }
+
+    fn try_reload(&self, keys: KeyConfig) -> Result<Reloaded, EngineConfigError> {
+        let mut ledger = self.ledger.lock().unwrap_or_else(|e| e.into_inner());
+        let fingerprints = keys.fingerprints();
+        for (id, fp) in &fingerprints {
+            if ledger
+                .fingerprints
+                .iter()
+                .any(|(known, old)| known == id && old != fp)
+            {
+                return Err(EngineConfigError::KeyIdReused(id.clone()));
+            }
+        }
+        let old = self.engine();
         let counts = old.seals_used();
         let before: Vec<KeyId> = counts.iter().map(|(id, _)| id.clone()).collect();
         let after: Vec<KeyId> = keys.ids().cloned().collect();
@@ -176,22 +319,59 @@ impl<R, Clk: Clock + Clone> Rotating<R, Clk> {
             self.clock.clone(),
             |id| counts.iter().find(|(k, _)| k == id).map_or(0, |(_, n)| *n),
         )?;
+        let now = self.clock.now_ms();
+        let (was, is) = (old.current_key_id(), next.current_key_id());
+        let added: Vec<KeyId> = after
+            .iter()
+            .filter(|k| !before.contains(k))
+            .cloned()
+            .collect();
+        let removed: Vec<KeyId> = before
+            .iter()
+            .filter(|k| !after.contains(k))
+            .cloned()
+            .collect();
+        let mut warnings = Vec::new();
+        if was != is && added.contains(&is) {
+            warnings.push(ReloadWarning::SealsBeforeDistributed(is.clone()));
+        }
+        if was != is {
+            ledger.demoted_at_ms.retain(|(k, _)| *k != was);
+            ledger.demoted_at_ms.push((was.clone(), now));
+        }
+        ledger.demoted_at_ms.retain(|(k, _)| *k != is);
+        for id in &removed {
+            let sealed_until = ledger
+                .demoted_at_ms
+                .iter()
+                .find(|(k, _)| k == id)
+                .map(|(_, at)| *at);
+            // A key that sealed in this process less than a TTL ago, or at all if it was never
+            // demoted here (a process started with it open-only never saw it seal: no warning).
+            if sealed_until.is_some_and(|at| now < at.saturating_add(self.limits.ttl_ms)) {
+                warnings.push(ReloadWarning::RemovedWithinTtl(id.clone()));
+            }
+        }
+        ledger.demoted_at_ms.retain(|(k, _)| after.contains(k));
+        ledger.fingerprints = fingerprints;
+        {
+            let mut slot = self.current.write().unwrap_or_else(|e| e.into_inner());
+            *slot = Arc::new(next);
+        }
+        for id in &removed {
+            crate::obs::key_removed(id.as_str());
+        }
         let reloaded = Reloaded {
-            current: (old.current_key_id(), next.current_key_id()),
-            added: after
-                .iter()
-                .filter(|k| !before.contains(k))
-                .cloned()
-                .collect(),
-            removed: before
-                .iter()
-                .filter(|k| !after.contains(k))
-                .cloned()
-                .collect(),
+            current: (was, is),
+            added,
+            removed,
+            warnings,
         };
-        *slot = Arc::new(next);
         tracing::info!(target: "mrtr", current = %reloaded.current.1,
-            added = ?reloaded.added, removed = ?reloaded.removed, "keys reloaded");
+            added = ?reloaded.added, removed = ?reloaded.removed, "keys reloaded: {reloaded}");
+        for w in &reloaded.warnings {
+            tracing::warn!(target: "mrtr", "key reload: {w}");
+        }
         Ok(reloaded)
     }
 }

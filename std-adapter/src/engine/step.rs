@@ -69,8 +69,9 @@ impl fmt::Debug for Resumption {
 }
 
 /// A request whose `requestState` passed every check but the replay record
-/// ([`Engine::verify`](super::Engine::verify)). Commit it ([`super::Engine::commit`], [`super::Engine::commit_async`]) to get the
-/// [`Step`]; dropping it leaves the token unspent.
+/// ([`Engine::verify`](super::Engine::verify)). Commit it
+/// ([`Engine::commit`](super::Engine::commit), [`Engine::commit_async`](super::Engine::commit_async))
+/// to get the [`Step`]; dropping it leaves the token unspent.
 ///
 /// Its [`Verified::step`] is readable before the commit, for work that has no effects (a
 /// handler computing its answer, to be discarded if the commit refuses). Nothing the client
@@ -110,7 +111,7 @@ impl Verified {
     }
 }
 
-/// Why [`super::Engine::pause`] produced no token. Each maps to the JSON-RPC error the request
+/// Why [`Engine::pause`](super::Engine::pause) produced no token. Each maps to the JSON-RPC error the request
 /// should be answered with (`JsonRpcError::from`).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]

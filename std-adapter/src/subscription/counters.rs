@@ -2,6 +2,8 @@
 
 use mrtr_core::lease::{CheckKind, EndReason, Failure, TimeoutPhase};
 
+use crate::obs;
+
 /// A snapshot of a registry's counters. All are totals since the registry was created,
 /// except `active`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -60,8 +62,46 @@ pub struct Counters {
     pub sessions_retired: u64,
 }
 
+// Each event is counted here and, with feature `metrics`, in the metrics (`crate::obs`).
 impl Counters {
+    pub(crate) fn on_acknowledged(&mut self) {
+        self.acknowledged += 1;
+        obs::subscription_admitted(true);
+    }
+
+    pub(crate) fn on_rejected(&mut self) {
+        self.rejected += 1;
+        obs::subscription_admitted(false);
+    }
+
+    pub(crate) fn on_held(&mut self) {
+        self.held += 1;
+        obs::check_held();
+    }
+
+    /// The authorizer answered: allowed, or denied.
+    pub(crate) fn on_answer(&mut self, allowed: bool) {
+        if allowed {
+            self.allowed += 1;
+            obs::check_answered("allowed");
+        } else {
+            self.denied += 1;
+            obs::check_answered("denied");
+        }
+    }
+
+    pub(crate) fn on_abandoned(&mut self) {
+        self.abandoned_workers += 1;
+        obs::worker_abandoned();
+    }
+
+    pub(crate) fn on_session_retired(&mut self, reason: EndReason) {
+        self.sessions_retired += 1;
+        obs::session_retired(reason);
+    }
+
     pub(crate) fn check_started(&mut self, kind: CheckKind) {
+        obs::check_started(kind);
         let c = match kind {
             CheckKind::Initial => &mut self.initial_checks,
             CheckKind::Renewal => &mut self.renewal_checks,
@@ -71,6 +111,7 @@ impl Counters {
     }
 
     pub(crate) fn failure(&mut self, f: Failure) {
+        obs::check_failed(f);
         match f {
             Failure::Error => self.errors += 1,
             Failure::Panicked => self.panics += 1,
@@ -82,6 +123,7 @@ impl Counters {
     }
 
     pub(crate) fn ended(&mut self, reason: EndReason) {
+        obs::subscription_ended(reason);
         let c = match reason {
             EndReason::Denied => &mut self.ended_denied,
             EndReason::Expired => &mut self.ended_expired,

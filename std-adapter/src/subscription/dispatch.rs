@@ -27,7 +27,7 @@ impl<C: MonotonicClock> Registry<C> {
                 Action::StartCheck(req) => self.start_check(now, key, req),
                 Action::Acknowledge { expires_at_ms } => {
                     if let Some(entry) = self.subs.get(&key) {
-                        self.counters.acknowledged += 1;
+                        self.counters.on_acknowledged();
                         let target = entry.target.clone();
                         self.push_event(Event::Acknowledged {
                             key,
@@ -39,7 +39,7 @@ impl<C: MonotonicClock> Registry<C> {
                 }
                 Action::Reject { reason, .. } => {
                     if let Some(entry) = self.remove(now, key) {
-                        self.counters.rejected += 1;
+                        self.counters.on_rejected();
                         self.push_event(Event::Rejected {
                             key,
                             target: entry.target,
@@ -124,7 +124,7 @@ impl<C: MonotonicClock> Registry<C> {
         entry.check = Some(Check::Held(req));
         if !in_line {
             self.backlog.push_back(key);
-            self.counters.held += 1;
+            self.counters.on_held();
         }
     }
 
@@ -179,7 +179,7 @@ impl<C: MonotonicClock> Registry<C> {
         let handle = ContextHandle(c.check.raw());
         let (result, value) = match c.outcome {
             Ok(Authorization::Allowed(grant)) => {
-                self.counters.allowed += 1;
+                self.counters.on_answer(true);
                 let result = CheckResult::Allowed {
                     valid_until_ms: grant.valid_until_ms,
                     context: grant.context.as_ref().map(|_| handle),
@@ -187,7 +187,7 @@ impl<C: MonotonicClock> Registry<C> {
                 (result, grant.context)
             }
             Ok(Authorization::Denied) => {
-                self.counters.denied += 1;
+                self.counters.on_answer(false);
                 (CheckResult::Denied, None)
             }
             Err(failure) => {
@@ -228,7 +228,7 @@ impl<C: MonotonicClock> Registry<C> {
                     Some(TimeoutPhase::Queued) => TimeoutPhase::Queued,
                     _ => {
                         if self.executor.abandon(&cell) {
-                            self.counters.abandoned_workers += 1;
+                            self.counters.on_abandoned();
                         }
                         TimeoutPhase::Running
                     }
@@ -261,7 +261,7 @@ impl<C: MonotonicClock> Registry<C> {
                 return true;
             }
             if executor.abandon(cell) {
-                counters.abandoned_workers += 1;
+                counters.on_abandoned();
             }
             false
         });
@@ -276,7 +276,7 @@ impl<C: MonotonicClock> Registry<C> {
             return;
         };
         self.counters.ended(reason);
-        self.counters.sessions_retired += 1;
+        self.counters.on_session_retired(reason);
         let others: Vec<_> = self
             .sessions
             .get(&session)
@@ -299,6 +299,7 @@ impl<C: MonotonicClock> Registry<C> {
     /// Forgets a subscription, cancelling its check and dropping it from the indexes.
     fn remove(&mut self, now: u64, key: SubscriptionKey) -> Option<Entry> {
         let mut entry = self.subs.remove(&key)?;
+        crate::obs::grant_removed(entry.target.kind(), 1);
         if let Some(Check::Submitted(_, cell)) = entry.check.take()
             && self.executor.cancel(&cell) == Some(TimeoutPhase::Running)
         {

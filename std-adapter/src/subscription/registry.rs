@@ -370,6 +370,7 @@ impl<C: MonotonicClock> Registry<C> {
         let (lease, first) = Lease::new(self.cfg.lease, era, stagger, now);
         let (principal, evidence) = admission.into_parts();
         self.index.insert(key, principal.as_ref(), &filter, &uris);
+        crate::obs::grant_added(target.kind());
         let entry = Entry {
             lease,
             target,
@@ -390,6 +391,7 @@ impl<C: MonotonicClock> Registry<C> {
 impl<C> Drop for Registry<C> {
     fn drop(&mut self) {
         for entry in self.subs.values() {
+            crate::obs::grant_removed(entry.target.kind(), 1);
             if let Some(Check::Submitted(_, cell)) = &entry.check {
                 let _ = self.executor.cancel(cell);
             }

@@ -104,6 +104,16 @@ pub enum Target {
     },
 }
 
+impl Target {
+    /// The `target` label of the subscription metrics: `listen` or `resource`.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Self::Listen(_) => "listen",
+            Self::Resource { .. } => "resource",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

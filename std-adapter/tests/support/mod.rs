@@ -1,15 +1,20 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod metrics;
 pub mod redis;
 pub mod registry;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+#[cfg(feature = "aes-gcm")]
 use mrtr_std::Aes256Gcm;
+#[cfg(feature = "aes-gcm")]
 use mrtr_std::clock::ManualClock;
+#[cfg(feature = "aes-gcm")]
 use mrtr_std::core::{ErrorDetail, Mrtr};
+#[cfg(feature = "aes-gcm")]
 use mrtr_std::keys::KeyConfig;
 
 /// Key material used by the tests, in base64, so tests can check it never leaks.
@@ -19,6 +24,7 @@ pub const KEY2_B64: &str = "q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80=";
 /// Now, for tests driving a manual clock.
 pub const T0: u64 = 1_800_000_000_000;
 
+#[cfg(feature = "aes-gcm")]
 /// A `Mrtr` over AES-256-GCM with keys k1 (old) and k2 (current), a manual clock and the
 /// given detail mode.
 pub fn mrtr(clock: &ManualClock, detail: ErrorDetail) -> Mrtr<Aes256Gcm, ManualClock> {

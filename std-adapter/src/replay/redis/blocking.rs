@@ -57,7 +57,7 @@ impl BlockingRedisReplayCache {
             settings,
             idle: Mutex::new(Vec::new()),
             failed_at: Mutex::new(None),
-            status: Mutex::new(Status::default()),
+            status: Mutex::new(Status::for_store("redis_blocking")),
         }
     }
 
@@ -124,13 +124,16 @@ impl BlockingRedisReplayCache {
             Ok((conn, read)) => {
                 *failed_at = None;
                 let mut status = lock(&self.status);
-                status.connected();
+                status.connected(s);
                 status.apply(&read, s, Event::Connect, Instant::now());
                 Ok(conn)
             }
             Err(e) => {
                 *failed_at = Some(Instant::now());
-                lock(&self.status).unreachable();
+                let mut status = lock(&self.status);
+                status.error("connect");
+                status.unreachable(s);
+                drop(status);
                 tracing::warn!(target: "mrtr", error_kind = ?e.kind(),
                     "replay store: cannot connect to Redis (or read its maxmemory-policy)");
                 Err(ReplayError::Unavailable)
@@ -156,7 +159,10 @@ impl BlockingRedisReplayCache {
         }
         drop(conn);
         lock(&self.idle).clear();
-        lock(&self.status).unreachable();
+        let mut status = lock(&self.status);
+        status.error(if e.is_timeout() { "timeout" } else { "command" });
+        status.unreachable(&self.settings);
+        drop(status);
         tracing::warn!(target: "mrtr", error_kind = ?e.kind(), code = e.code(),
             timeout_ms = millis(self.settings.call_timeout()),
             "replay store: Redis command failed or timed out");
@@ -170,11 +176,23 @@ impl ReplayCache for BlockingRedisReplayCache {
         expires_at_ms: u64,
         now_ms: u64,
     ) -> Result<(), ReplayError> {
+        let started = Instant::now();
+        let answer = self.record_id(id, expires_at_ms, now_ms);
+        let store = lock(&self.status).store();
+        crate::obs::replay_store_call(store, &answer, started.elapsed());
+        answer
+    }
+}
+
+impl BlockingRedisReplayCache {
+    fn record_id(&self, id: &TokenId, expires_at_ms: u64, now_ms: u64) -> Result<(), ReplayError> {
         let mut conn = self.take()?;
-        let recheck = match lock(&self.status).plan(&self.settings, Instant::now()) {
+        let planned = lock(&self.status).plan(&self.settings, Instant::now());
+        let recheck = match planned {
             Ok(recheck) => recheck,
             Err(refused) => {
                 self.give_back(conn);
+                lock(&self.status).error("policy");
                 return Err(refused);
             }
         };
@@ -204,6 +222,7 @@ impl ReplayCache for BlockingRedisReplayCache {
             // The policy forbids recording: nothing was sent.
             Ok(None) => {
                 self.give_back(conn);
+                lock(&self.status).error("policy");
                 Err(ReplayError::Unavailable)
             }
             Err(e) => {

@@ -152,19 +152,52 @@ pub(crate) struct Status {
     probed_at: Option<Instant>,
     /// A condition that a later success clears (out of memory, replicas behind).
     degraded: Option<NotReadyCause>,
+    /// The `store` label of the metrics (`redis` or `redis_blocking`).
+    store: &'static str,
+    /// The readiness last published to the metrics.
+    published: Option<Readiness>,
 }
 
 impl Status {
+    /// The status of a store, named `store` in the metrics.
+    pub(crate) fn for_store(store: &'static str) -> Self {
+        Self {
+            store,
+            ..Self::default()
+        }
+    }
+
+    /// The `store` label.
+    pub(crate) fn store(&self) -> &'static str {
+        self.store
+    }
+
+    /// Counts a store error of `kind` in the metrics.
+    pub(crate) fn error(&self, kind: &'static str) {
+        crate::obs::replay_store_error(self.store, kind);
+    }
+
+    /// Publishes the readiness to the metrics when it changed.
+    fn publish(&mut self, settings: &Settings) {
+        let now = self.readiness(settings);
+        if self.published != Some(now) {
+            self.published = Some(now);
+            crate::obs::replay_store_readiness(self.store, &settings.prefix, now);
+        }
+    }
+
     /// A connection is up (or a command just succeeded on one).
-    pub(crate) fn connected(&mut self) {
+    pub(crate) fn connected(&mut self, settings: &Settings) {
         self.attempted = true;
         self.connected = true;
+        self.publish(settings);
     }
 
     /// Connecting failed, or the connection broke.
-    pub(crate) fn unreachable(&mut self) {
+    pub(crate) fn unreachable(&mut self, settings: &Settings) {
         self.attempted = true;
         self.connected = false;
+        self.publish(settings);
     }
 
     /// Why the policy forbids recording, if it does.
@@ -253,6 +286,7 @@ impl Status {
         if event == Event::Connect || changed {
             log_policy(read, settings, event);
         }
+        self.publish(settings);
         self.refusal(settings.allow_evicting_policy).is_none()
     }
 
@@ -262,7 +296,7 @@ impl Status {
         recorded: Recorded,
         settings: &Settings,
     ) -> Result<(), ReplayError> {
-        self.connected();
+        self.connected(settings);
         if self.degraded == Some(NotReadyCause::OutOfMemory) {
             self.degraded = None;
             tracing::info!(target: "mrtr", prefix = %settings.prefix,
@@ -274,6 +308,7 @@ impl Status {
         {
             // The SET landed but may not survive a failover: fail closed. The token is
             // spent (a retry finds the entry), which is the price of not accepting it twice.
+            self.error("replicas_unacknowledged");
             return Err(ReplayError::Unavailable);
         }
         if recorded.new {
@@ -298,12 +333,14 @@ impl Status {
             tracing::info!(target: "mrtr", prefix = %settings.prefix, acked,
                 "replay store: Redis replicas acknowledge writes again");
         }
+        self.publish(settings);
         enough
     }
 
     /// Redis refused a write with `OOM`.
     pub(crate) fn out_of_memory(&mut self, settings: &Settings) {
-        self.connected();
+        self.error("out_of_memory");
+        self.connected(settings);
         if self.degraded != Some(NotReadyCause::OutOfMemory) {
             self.degraded = Some(NotReadyCause::OutOfMemory);
             tracing::error!(target: "mrtr", prefix = %settings.prefix,

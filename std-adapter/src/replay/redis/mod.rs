@@ -299,7 +299,10 @@ impl RedisReplayCacheBuilder {
         Ok(RedisReplayCache {
             client,
             settings: self.settings,
-            state: Mutex::new(ConnState::default()),
+            state: Mutex::new(ConnState {
+                status: Status::for_store("redis"),
+                ..ConnState::default()
+            }),
             connecting: tokio::sync::Mutex::new(()),
         })
     }
@@ -459,7 +462,7 @@ impl RedisReplayCache {
         st.generation += 1;
         st.failed_at = None;
         st.conn = Some((st.generation, conn.clone()));
-        st.status.connected();
+        st.status.connected(s);
         st.status.apply(&read, s, Event::Connect, Instant::now());
         Ok((st.generation, conn))
     }
@@ -467,7 +470,8 @@ impl RedisReplayCache {
     fn connect_failed(&self) -> ReplayError {
         let mut st = self.lock();
         st.failed_at = Some(Instant::now());
-        st.status.unreachable();
+        st.status.error("connect");
+        st.status.unreachable(&self.settings);
         ReplayError::Unavailable
     }
 
@@ -490,7 +494,7 @@ impl RedisReplayCache {
         let mut st = self.lock();
         if matches!(&st.conn, Some((g, _)) if *g == generation) {
             st.conn = None;
-            st.status.unreachable();
+            st.status.unreachable(&self.settings);
         }
     }
 
@@ -502,11 +506,15 @@ impl RedisReplayCache {
         } else {
             tracing::warn!(target: "mrtr", error_kind = ?e.kind(), code = e.code(),
                 "replay store: Redis command failed");
+            self.lock()
+                .status
+                .error(if e.is_timeout() { "timeout" } else { "command" });
             self.discard(generation);
         }
     }
 
     fn timed_out(&self, generation: u64) {
+        self.lock().status.error("timeout");
         tracing::warn!(target: "mrtr", timeout_ms = millis(self.settings.call_timeout()),
             "replay store: Redis command timed out");
         self.discard(generation);
@@ -520,8 +528,24 @@ impl AsyncReplayCache for RedisReplayCache {
         expires_at_ms: u64,
         now_ms: u64,
     ) -> Result<(), ReplayError> {
+        let started = Instant::now();
+        let answer = self.record_id(id, expires_at_ms, now_ms).await;
+        let store = self.lock().status.store();
+        crate::obs::replay_store_call(store, &answer, started.elapsed());
+        answer
+    }
+}
+
+impl RedisReplayCache {
+    async fn record_id(
+        &self,
+        id: &TokenId,
+        expires_at_ms: u64,
+        now_ms: u64,
+    ) -> Result<(), ReplayError> {
         let (generation, mut conn) = self.connection().await?;
-        let recheck = self.lock().status.plan(&self.settings, Instant::now())?;
+        let planned = self.lock().status.plan(&self.settings, Instant::now());
+        let recheck = planned.inspect_err(|_| self.lock().status.error("policy"))?;
         let set = set_nx_px(self.key_for(id), expires_at_ms, now_ms, &self.settings);
         let work = async {
             if recheck {
@@ -539,7 +563,10 @@ impl AsyncReplayCache for RedisReplayCache {
         match tokio::time::timeout(self.settings.call_timeout(), work).await {
             Ok(Ok(Some(recorded))) => self.lock().status.outcome(recorded, &self.settings),
             // The policy forbids recording: nothing was sent.
-            Ok(Ok(None)) => Err(ReplayError::Unavailable),
+            Ok(Ok(None)) => {
+                self.lock().status.error("policy");
+                Err(ReplayError::Unavailable)
+            }
             Ok(Err(e)) => {
                 self.failed_command(generation, &e);
                 Err(ReplayError::Unavailable)

@@ -1,0 +1,247 @@
+//! The metric hooks, called where events happen. Each is a no-op unless the `metrics` feature
+//! is on; with it, each is one call into the `metrics` facade (which does nothing until a
+//! recorder is installed). The names and labels are documented in [`crate::metrics`] and
+//! `docs/operations.md`.
+
+// Without the feature every hook ignores its arguments.
+#![cfg_attr(not(feature = "metrics"), allow(unused_variables, dead_code))]
+
+use mrtr_core::cipher::Algorithm;
+use std::time::Duration;
+
+use mrtr_core::lease::{CheckKind, EndReason, Failure, TimeoutPhase};
+use mrtr_core::replay::ReplayError;
+use mrtr_core::{Reason, SealError};
+
+#[cfg(feature = "metrics")]
+use crate::metrics::names;
+use crate::replay::Readiness;
+
+/// The `backend` label of a typed engine: its algorithm, named as [`crate::engine::Backend`]
+/// names the RustCrypto providers.
+pub(crate) const fn algorithm_label(a: Algorithm) -> &'static str {
+    match a {
+        Algorithm::Aes256Gcm => "aes-256-gcm",
+        Algorithm::ChaCha20Poly1305 => "chacha20-poly1305",
+        Algorithm::XChaCha20Poly1305 => "xchacha20-poly1305",
+        Algorithm::Aes256GcmSiv => "aes-256-gcm-siv",
+        _ => a.name(),
+    }
+}
+
+/// A token was sealed under `key_id`, which has `remaining` seals left.
+pub(crate) fn sealed(backend: &'static str, key_id: &str, remaining: u32) {
+    #[cfg(feature = "metrics")]
+    {
+        let id = key_id.to_owned();
+        metrics::counter!(names::SEALS, "backend" => backend, "key_id" => id.clone()).increment(1);
+        metrics::gauge!(names::KEY_SEALS_REMAINING, "key_id" => id).set(f64::from(remaining));
+    }
+}
+
+/// A key of a freshly built engine: its seals left and whether it seals.
+pub(crate) fn key_loaded(key_id: &str, remaining: u32, current: bool) {
+    #[cfg(feature = "metrics")]
+    {
+        let id = key_id.to_owned();
+        metrics::gauge!(names::KEY_SEALS_REMAINING, "key_id" => id.clone())
+            .set(f64::from(remaining));
+        metrics::gauge!(names::KEY_CONFIGURED, "key_id" => id.clone()).set(1.0);
+        metrics::gauge!(names::KEY_CURRENT, "key_id" => id).set(if current { 1.0 } else { 0.0 });
+    }
+}
+
+/// A key left the ring on a reload.
+pub(crate) fn key_removed(key_id: &str) {
+    #[cfg(feature = "metrics")]
+    {
+        let id = key_id.to_owned();
+        metrics::gauge!(names::KEY_CONFIGURED, "key_id" => id.clone()).set(0.0);
+        metrics::gauge!(names::KEY_CURRENT, "key_id" => id).set(0.0);
+    }
+}
+
+/// A key reload was applied (`true`) or refused.
+pub(crate) fn key_reload(applied: bool) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!(names::KEY_RELOADS, "result" => if applied { "applied" } else { "refused" })
+        .increment(1);
+}
+
+/// A request's `requestState` check ended: `outcome` is `fresh`, `resumed`, or a reason.
+pub(crate) fn resume(method: &'static str, outcome: &'static str) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!(names::RESUMES, "method" => method, "outcome" => outcome).increment(1);
+}
+
+/// A rejection, as a resume outcome.
+pub(crate) fn rejected(method: &'static str, reason: Reason) {
+    resume(method, reason.as_str());
+}
+
+/// Why a pause issued no token, as the `cause` label.
+pub(crate) fn pause_refused(method: &'static str, cause: &'static str) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!(names::PAUSE_REFUSALS, "method" => method, "cause" => cause).increment(1);
+}
+
+/// The `cause` label of a pause refused by the core.
+pub(crate) const fn seal_error_cause(e: &SealError) -> &'static str {
+    match e {
+        SealError::RoundsExhausted => "round_cap",
+        SealError::KeyExhausted => "key_exhausted",
+        SealError::Binding(_) => "unbindable",
+        _ => "seal_fault",
+    }
+}
+
+/// One check-and-record against a Redis store took `took`, and answered `answer`.
+pub(crate) fn replay_store_call(
+    store: &'static str,
+    answer: &Result<(), ReplayError>,
+    took: Duration,
+) {
+    #[cfg(feature = "metrics")]
+    {
+        let outcome = match answer {
+            Ok(()) => "recorded",
+            Err(ReplayError::Replayed) => "replayed",
+            Err(_) => "unavailable",
+        };
+        metrics::histogram!(names::REPLAY_STORE_DURATION, "store" => store, "outcome" => outcome)
+            .record(took.as_secs_f64());
+    }
+}
+
+/// A Redis store error of `kind` (connect, timeout, command, out_of_memory, policy,
+/// replicas_unacknowledged, backoff).
+pub(crate) fn replay_store_error(store: &'static str, kind: &'static str) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!(names::REPLAY_STORE_ERRORS, "store" => store, "kind" => kind).increment(1);
+}
+
+/// Every `not_ready` cause code, so that each has a series (0 or 1).
+#[cfg(feature = "metrics")]
+const CAUSES: [&str; 6] = [
+    "not_connected",
+    "unreachable",
+    "evicting_policy",
+    "policy_unreadable",
+    "replicas_unacknowledged",
+    "out_of_memory",
+];
+
+/// A Redis store's readiness changed.
+pub(crate) fn replay_store_readiness(store: &'static str, prefix: &str, readiness: Readiness) {
+    #[cfg(feature = "metrics")]
+    {
+        let prefix = prefix.to_owned();
+        let ready = if readiness.is_ready() { 1.0 } else { 0.0 };
+        metrics::gauge!(names::REPLAY_STORE_READY, "store" => store, "prefix" => prefix.clone())
+            .set(ready);
+        let now = readiness.cause().map(|c| c.code());
+        for cause in CAUSES {
+            let on = if now == Some(cause) { 1.0 } else { 0.0 };
+            metrics::gauge!(names::REPLAY_STORE_NOT_READY, "store" => store,
+                "prefix" => prefix.clone(), "cause" => cause)
+            .set(on);
+        }
+    }
+}
+
+/// The readiness summary was computed: ready or not.
+pub(crate) fn ready(ready: bool) {
+    #[cfg(feature = "metrics")]
+    metrics::gauge!(names::READY).set(if ready { 1.0 } else { 0.0 });
+}
+
+/// The `target` label of a subscription: `listen` or `resource`.
+pub(crate) fn grant_added(target: &'static str) {
+    #[cfg(feature = "metrics")]
+    metrics::gauge!(names::SUBSCRIPTION_GRANTS_ACTIVE, "target" => target).increment(1.0);
+}
+
+/// A subscription left the registry.
+pub(crate) fn grant_removed(target: &'static str, n: usize) {
+    #[cfg(feature = "metrics")]
+    metrics::gauge!(names::SUBSCRIPTION_GRANTS_ACTIVE, "target" => target).decrement(n as f64);
+}
+
+const fn check_kind(kind: CheckKind) -> &'static str {
+    match kind {
+        CheckKind::Initial => "initial",
+        CheckKind::Renewal => "renewal",
+        CheckKind::Reconciliation => "reconciliation",
+    }
+}
+
+/// An authorization check started.
+pub(crate) fn check_started(kind: CheckKind) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!(names::SUBSCRIPTION_CHECKS, "kind" => check_kind(kind)).increment(1);
+}
+
+/// An authorization check answered `allowed` or `denied`.
+pub(crate) fn check_answered(outcome: &'static str) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!(names::SUBSCRIPTION_CHECK_ANSWERS, "outcome" => outcome).increment(1);
+}
+
+/// The `failure` label.
+pub(crate) const fn failure_label(f: Failure) -> &'static str {
+    match f {
+        Failure::Error => "error",
+        Failure::Missing => "missing",
+        Failure::Panicked => "panicked",
+        Failure::TimedOut(TimeoutPhase::Queued) => "timed_out_queued",
+        Failure::TimedOut(TimeoutPhase::Running) => "timed_out_running",
+        Failure::TimedOut(TimeoutPhase::Unknown) => "timed_out",
+        Failure::Overloaded => "overloaded",
+        Failure::ExpiredGrant => "expired_grant",
+    }
+}
+
+/// An authorization check failed.
+pub(crate) fn check_failed(f: Failure) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!(names::SUBSCRIPTION_CHECK_FAILURES, "failure" => failure_label(f))
+        .increment(1);
+}
+
+/// A reconciliation was held back for lack of executor room.
+pub(crate) fn check_held() {
+    #[cfg(feature = "metrics")]
+    metrics::counter!(names::SUBSCRIPTION_CHECKS_HELD).increment(1);
+}
+
+/// A stuck authorizer worker was given up on.
+pub(crate) fn worker_abandoned() {
+    #[cfg(feature = "metrics")]
+    metrics::counter!(names::SUBSCRIPTION_WORKERS_ABANDONED).increment(1);
+}
+
+/// A subscription was acknowledged (`true`) or rejected by its initial check.
+pub(crate) fn subscription_admitted(acknowledged: bool) {
+    #[cfg(feature = "metrics")]
+    {
+        let name = if acknowledged {
+            names::SUBSCRIPTIONS_ACKNOWLEDGED
+        } else {
+            names::SUBSCRIPTIONS_REJECTED
+        };
+        metrics::counter!(name).increment(1);
+    }
+}
+
+/// A subscription ended (listen), was retired (2025 era) or closed.
+pub(crate) fn subscription_ended(reason: EndReason) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!(names::SUBSCRIPTION_ENDS, "reason" => reason.as_str()).increment(1);
+}
+
+/// A 2025-era session was retired.
+pub(crate) fn session_retired(reason: EndReason) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!(names::SUBSCRIPTION_SESSIONS_RETIRED, "reason" => reason.as_str())
+        .increment(1);
+}

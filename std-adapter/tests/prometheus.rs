@@ -1,0 +1,67 @@
+//! The Prometheus recorder (feature `prometheus`): installed once per process (it is global),
+//! so this file holds one test.
+
+use mrtr_std::core::{Principal, Round};
+use mrtr_std::engine::{AnyEngine, Backend, Limits};
+use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
+use mrtr_std::keys::KeyConfig;
+use mrtr_std::metrics::{Prometheus, names};
+use mrtr_std::replay::AnyReplayCache;
+
+const KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+
+fn request(state: Option<&str>) -> ResumeRequest<'_> {
+    let state = state.map_or(RequestState::Absent, RequestState::Token);
+    ResumeRequest::with_map_arguments(
+        Method::ToolsCall,
+        "2026-07-28",
+        "book_table",
+        None,
+        state,
+        Principal::Anonymous,
+    )
+}
+
+#[test]
+fn metrics_render_in_prometheus_text_with_help_and_types_and_no_secret() {
+    let prometheus = Prometheus::install().expect("first install");
+    assert!(
+        Prometheus::install().is_err(),
+        "a second recorder cannot be installed"
+    );
+    let keys = KeyConfig::parse_env(&format!("current=k1; k1:{KEY}")).unwrap();
+    let engine = AnyEngine::new(
+        Backend::Aes256Gcm,
+        keys,
+        Limits::for_audience("test-service"),
+        AnyReplayCache::memory(100),
+    )
+    .unwrap();
+    let token = engine
+        .pause(&request(None), Round::FIRST, b"secret continuation")
+        .unwrap();
+    engine.resume(&request(Some(&token))).unwrap();
+    assert!(engine.resume(&request(Some(&token))).is_err());
+
+    let text = prometheus.render();
+    for line in [
+        "# TYPE mrtr_seals_total counter",
+        "# HELP mrtr_seals_total requestState tokens sealed",
+        "mrtr_seals_total{backend=\"aes-256-gcm\",key_id=\"k1\"} 1",
+        "# TYPE mrtr_key_seals_remaining gauge",
+        "mrtr_key_seals_remaining{key_id=\"k1\"} 4294967294",
+        "mrtr_key_current{key_id=\"k1\"} 1",
+        "mrtr_resumes_total{method=\"tools/call\",outcome=\"resumed\"} 1",
+        "mrtr_resumes_total{method=\"tools/call\",outcome=\"replayed\"} 1",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing {line:?} in:\n{text}"
+        );
+    }
+    for name in [names::SEALS, names::RESUMES, names::KEY_CURRENT] {
+        assert!(name.starts_with("mrtr_"));
+    }
+    assert!(!text.contains(&token) && !text.contains(KEY), "{text}");
+    assert!(Prometheus::CONTENT_TYPE.starts_with("text/plain; version=0.0.4"));
+}
