@@ -117,7 +117,10 @@ impl<R: AsyncReplayCache> Pending<R> {
                 .local
                 .as_ref()
                 .and_then(|l| l.paused.lock().ok()?.take());
-            let asks = paused.input_requests.as_ref().is_some_and(|r| !r.is_empty());
+            let asks = paused
+                .input_requests
+                .as_ref()
+                .is_some_and(|r| !r.is_empty());
             if state.is_none() && !asks {
                 tracing::error!(target: "mrtr", target_name = %call.binding.target,
                     "a round returned input_required with neither input requests nor state");
@@ -130,10 +133,7 @@ impl<R: AsyncReplayCache> Pending<R> {
             if invocation >= call.engine.limits().max_rounds {
                 tracing::info!(target: "mrtr", target_name = %call.binding.target,
                     round = invocation, "the in-process flow is at its round cap");
-                return Err(call
-                    .engine
-                    .reject(Reason::RoundsExceeded)
-                    .to_error_data());
+                return Err(call.engine.reject(Reason::RoundsExceeded).to_error_data());
             }
             let ttl = Duration::from_millis(call.engine.limits().ttl_ms);
             let answers = match paused.input_requests {
@@ -196,7 +196,10 @@ async fn ask(
                 if !declared.sampling {
                     return Err(input::missing(json!({"sampling": {}})));
                 }
-                ("sampling/createMessage", ServerRequest::CreateMessageRequest(r))
+                (
+                    "sampling/createMessage",
+                    ServerRequest::CreateMessageRequest(r),
+                )
             }
             InputRequest::ListRoots(r) => {
                 if !declared.roots {

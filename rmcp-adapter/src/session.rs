@@ -83,11 +83,7 @@ impl<C> fmt::Debug for ResourceGrants<C> {
 
 /// The session id of the request `ctx` belongs to (its `Mcp-Session-Id` header).
 pub fn session_id(ctx: &RequestContext<RoleServer>) -> Option<&str> {
-    http_parts(ctx)?
-        .headers
-        .get(SESSION_HEADER)?
-        .to_str()
-        .ok()
+    http_parts(ctx)?.headers.get(SESSION_HEADER)?.to_str().ok()
 }
 
 impl<C: MonotonicClock + 'static> ResourceGrants<C> {
@@ -252,8 +248,11 @@ impl<M: SessionManager, C: MonotonicClock + 'static> Sessions<M, C> {
                 let Some(sessions) = weak.upgrade() else {
                     return;
                 };
-                tracing::info!(reason = retired.reason.as_str(), grants = retired.grants,
-                    "session retired: a resource grant was lost");
+                tracing::info!(
+                    reason = retired.reason.as_str(),
+                    grants = retired.grants,
+                    "session retired: a resource grant was lost"
+                );
                 let id: SessionId = retired.session.clone();
                 if let Err(e) = sessions.close_session(&id).await {
                     tracing::warn!(error = %e, "retired session did not close cleanly");

@@ -117,10 +117,16 @@ pub async fn faults(
         );
     }
     let Some(faults) = admin.app.subs.faults() else {
-        return (StatusCode::NOT_FOUND, Json(json!({"error": "no test hooks"})));
+        return (
+            StatusCode::NOT_FOUND,
+            Json(json!({"error": "no test hooks"})),
+        );
     };
     faults.set(&body.subject, body.script);
-    tracing::warn!(subject = body.subject, "test hook: authorizer faults scripted");
+    tracing::warn!(
+        subject = body.subject,
+        "test hook: authorizer faults scripted"
+    );
     (
         StatusCode::OK,
         Json(json!({"subject": body.subject, "queued": faults.left(&body.subject)})),

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use mrtr_rmcp::session::Sessions;
 use axum::{Json, Router};
 use mrtr_rmcp::PrecheckLayer;
+use mrtr_rmcp::session::Sessions;
 use mrtr_std::replay::{AnyReplayCache, Readiness};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};

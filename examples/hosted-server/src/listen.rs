@@ -18,8 +18,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
-use mrtr_std::clock::StdMonotonicClock;
 use mrtr_rmcp::session::ResourceGrants;
+use mrtr_std::clock::StdMonotonicClock;
 use mrtr_std::subscription::{
     Authorization, AuthorizationContext, CheckKind, Grant, InvocationFeatures, LeaseConfig,
     Principal, Registry, RegistryConfig, RegistryHandle, Selector,
