@@ -138,6 +138,12 @@ impl<C: MonotonicClock + 'static> ResourceGrants<C> {
                     grants: HashMap::new(),
                 });
                 entry.grants.insert(uri.to_owned(), key);
+                // The session may have closed (and its grants been released) while the check
+                // ran: then nothing is left to deliver to.
+                if registry.with_registry(|r| r.phase(key).is_none()) {
+                    sessions.remove(session_id(ctx).unwrap_or_default());
+                    return Err(ErrorData::invalid_request("the session has ended", None));
+                }
                 tracing::info!(caller = ?caller, uri, %key, "resources/subscribe granted");
                 Ok(())
             }
