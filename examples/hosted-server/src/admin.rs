@@ -1,4 +1,6 @@
-//! The example policy's admin endpoints: revoke or restore a subject's subscriptions.
+//! The example policy's admin endpoints: revoke or restore a subject's subscriptions (both
+//! eras), read the authorizer's call counts, and (test hook, `--test-hooks` only) script
+//! authorizer faults.
 
 use std::sync::Arc;
 
@@ -58,6 +60,76 @@ pub async fn revoke(
     (
         StatusCode::OK,
         Json(json!({"revoked": body.subject, "reconciling": reconciling})),
+    )
+}
+
+/// `GET /admin/subscriptions`: authorizer calls by subject and kind of check, and how many
+/// 2025-era sessions hold a grant.
+pub async fn subscriptions(
+    State(admin): State<Admin>,
+    headers: HeaderMap,
+) -> (StatusCode, Json<Value>) {
+    if !authorized(&admin, &headers) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"error": "unauthorized"})),
+        );
+    }
+    let subs = &admin.app.subs;
+    let counters = subs.registry().with_registry(|r| r.counters());
+    (
+        StatusCode::OK,
+        Json(json!({
+            "checks": subs.checks(),
+            "sessions_with_grants": subs.grants().sessions_with_grants(),
+            "sessions_retired": counters.sessions_retired,
+            "active": counters.active,
+            "timed_out": counters.timed_out_queued + counters.timed_out_running,
+            "errors": counters.errors,
+            "ended": {
+                "denied": counters.ended_denied,
+                "expired": counters.ended_expired,
+                "retries_exhausted": counters.ended_retries_exhausted,
+                "closed": counters.closed,
+            },
+        })),
+    )
+}
+
+/// `{"subject": "carol", "script": ["timeout", "error", "allow"]}`.
+#[derive(Deserialize)]
+pub struct Script {
+    subject: String,
+    script: Vec<crate::faults::Fault>,
+}
+
+/// TEST HOOK (`--test-hooks` only): `POST /admin/test/faults` scripts the subject's next
+/// authorizer checks. `GET`-free: the answer says how many steps are queued.
+pub async fn faults(
+    State(admin): State<Admin>,
+    headers: HeaderMap,
+    Json(body): Json<Script>,
+) -> (StatusCode, Json<Value>) {
+    if !authorized(&admin, &headers) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"error": "unauthorized"})),
+        );
+    }
+    let Some(faults) = admin.app.subs.faults() else {
+        return (
+            StatusCode::NOT_FOUND,
+            Json(json!({"error": "no test hooks"})),
+        );
+    };
+    faults.set(&body.subject, body.script);
+    tracing::warn!(
+        subject = body.subject,
+        "test hook: authorizer faults scripted"
+    );
+    (
+        StatusCode::OK,
+        Json(json!({"subject": body.subject, "queued": faults.left(&body.subject)})),
     )
 }
 

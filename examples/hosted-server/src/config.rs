@@ -42,7 +42,8 @@ pub enum ReplayChoice {
     Off,
 }
 
-/// Hosted MCP server (protocol 2026-07-28) whose requestState is sealed by mrtr.
+/// Hosted MCP server (protocol 2026-07-28; 2025-11-25 and 2025-06-18 in sessions) whose
+/// requestState is sealed by mrtr.
 ///
 /// Keys come from MRTR_KEYS ("current=k1; k1:BASE64; k0:BASE64") or the file MRTR_KEYS_FILE
 /// names; with neither, an ephemeral random key is used (with a warning: tokens then do not
@@ -151,6 +152,20 @@ pub struct Config {
     #[arg(long, default_value_t = 60_000)]
     pub lease_ms: u64,
 
+    /// Longest time a subscription check may take before it fails closed, in ms.
+    #[arg(long, default_value_t = mrtr_std::core::lease::DEFAULT_CHECK_TIMEOUT_MS)]
+    pub check_timeout_ms: u64,
+
+    /// A 2025-era session with no traffic for this long is closed (its grants released), in
+    /// ms. It bounds how long a session and its grants outlive a dropped GET stream.
+    #[arg(long, default_value_t = 300_000)]
+    pub session_idle_ms: u64,
+
+    /// TEST ONLY: enables POST /admin/test/faults (admin token required), which scripts
+    /// timeouts and failures of the subscription authorizer.
+    #[arg(long)]
+    pub test_hooks: bool,
+
     /// Bearer token for POST /admin/revoke and /admin/restore ({"subject": ...}); off without.
     #[arg(long, env = "MRTR_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
@@ -167,6 +182,15 @@ impl Config {
             Audience::None
         } else {
             Audience::Named(self.audience.clone())
+        }
+    }
+
+    /// How the example subscription policy runs.
+    pub fn policy(&self) -> crate::listen::PolicyConfig {
+        crate::listen::PolicyConfig {
+            lease: Duration::from_millis(self.lease_ms),
+            check_timeout: Duration::from_millis(self.check_timeout_ms),
+            test_hooks: self.test_hooks,
         }
     }
 

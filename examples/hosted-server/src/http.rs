@@ -1,14 +1,17 @@
-//! Streamable HTTP: rmcp's stateless service at `/mcp` behind bearer authentication, the
-//! `/healthz` (liveness) and `/readyz` (readiness) probes, and the admin endpoints when an
-//! admin token is configured.
+//! Streamable HTTP: rmcp's service at `/mcp` behind bearer authentication (2026-07-28 requests
+//! stateless; `initialize` with 2025-11-25 or 2025-06-18 opens a session), the `/healthz`
+//! (liveness) and `/readyz` (readiness) probes, and the admin endpoints when an admin token is
+//! configured.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::http::StatusCode;
 use axum::http::header;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use mrtr_rmcp::PrecheckLayer;
+use mrtr_rmcp::session::Sessions;
 use mrtr_std::engine::Rotating;
 use mrtr_std::metrics::Prometheus;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -26,6 +29,7 @@ pub fn router(
     app: Arc<App>,
     tokens: Arc<TokenMap>,
     admin_token: Option<String>,
+    session_idle: Duration,
     shutdown: &CancellationToken,
 ) -> Router {
     let admin = admin_token.map(|token| Admin {
@@ -37,11 +41,18 @@ pub fn router(
     // (which must finish before rmcp acknowledges it).
     let precheck = PrecheckLayer::new(app.mrtr.engine().limits().error_detail)
         .admit(mrtr_rmcp::listen::admitter(app.subs.registry().clone()));
-    let service: StreamableHttpService<Hosted, LocalSessionManager> = StreamableHttpService::new(
+    // One endpoint for both eras: rmcp serves a request carrying 2026-07-28 `_meta`
+    // statelessly (JSON responses) and opens a session for `initialize` (2025 revisions). The
+    // session manager releases a session's resource grants when it closes, and closes a
+    // session whose grant the registry retires (404 for its id from then on).
+    let mut local = LocalSessionManager::default();
+    local.session_config.keep_alive = Some(session_idle);
+    let sessions = Sessions::new(local, app.subs.grants().clone());
+    let service: StreamableHttpService<Hosted, _> = StreamableHttpService::new(
         move || Ok(Hosted::new(app.clone())),
-        Default::default(),
+        sessions,
         StreamableHttpServerConfig::default()
-            .with_legacy_session_mode(false)
+            .with_legacy_session_mode(true)
             .with_json_response(true)
             .with_cancellation_token(shutdown.child_token()),
     );
@@ -70,12 +81,15 @@ pub fn router(
         )
         .merge(mcp);
     if let Some(admin) = admin {
-        router = router.merge(
-            Router::new()
-                .route("/admin/revoke", post(admin::revoke))
-                .route("/admin/restore", post(admin::restore))
-                .with_state(admin),
-        );
+        let mut routes = Router::new()
+            .route("/admin/revoke", post(admin::revoke))
+            .route("/admin/restore", post(admin::restore))
+            .route("/admin/subscriptions", get(admin::subscriptions));
+        if admin.app.subs.faults().is_some() {
+            // TEST HOOK: only with --test-hooks.
+            routes = routes.route("/admin/test/faults", post(admin::faults));
+        }
+        router = router.merge(routes.with_state(admin));
     }
     router
 }

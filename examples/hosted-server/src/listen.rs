@@ -1,4 +1,6 @@
-//! `subscriptions/listen` guarded by mrtr-std's authorizer runtime.
+//! Subscriptions of both eras guarded by one mrtr-std authorizer runtime: 2026-07-28
+//! `subscriptions/listen` streams and 2025-era `resources/subscribe` grants owned by a session
+//! ([`Subscriptions::grants`], served by `mrtr_rmcp::session`).
 //!
 //! Admission (the initial check, before rmcp acknowledges) runs in the precheck layer's hook
 //! through `mrtr_rmcp::listen::admit` ([`Subscriptions::registry`]); [`serve`] takes the
@@ -7,41 +9,79 @@
 //! The example policy: a signed-in caller may listen unless its subject is revoked; anonymous
 //! callers may not. Each subscription is admitted with the caller's principal (issuer and
 //! subject). Revoking a subject ([`Subscriptions::revoke`]) reconciles that subject's
-//! subscriptions only, found through the registry's index: they are fenced at once and end
-//! when their checks deny them; every other stream keeps delivering and runs no check.
+//! subscriptions only (listens and 2025-era grants alike), found through the registry's index:
+//! they are fenced at once and end when their checks deny them (a listen stream ends with its
+//! tagged completion; a 2025-era session is retired, HTTP 404 from then on); every other
+//! subscription keeps delivering and runs no check.
 
-use std::collections::HashSet;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
+use mrtr_rmcp::session::ResourceGrants;
 use mrtr_std::clock::StdMonotonicClock;
 use mrtr_std::subscription::{
-    Authorization, AuthorizationContext, Grant, InvocationFeatures, Principal, Registry,
-    RegistryConfig, RegistryHandle, Selector,
+    Authorization, AuthorizationContext, CheckKind, Grant, InvocationFeatures, LeaseConfig,
+    Principal, Registry, RegistryConfig, RegistryHandle, Selector,
 };
 use rmcp::model::SubscriptionFilter;
 use rmcp::service::SubscriptionContext;
 use tokio::sync::broadcast;
 
+use crate::faults::{self, Faults};
 use crate::resources::REPORT_URI;
+
+/// How the example policy runs its checks.
+#[derive(Clone, Copy, Debug)]
+pub struct PolicyConfig {
+    /// Grant length (the registry caps grants at one minute).
+    pub lease: Duration,
+    /// How long a check may take before it fails closed.
+    pub check_timeout: Duration,
+    /// Whether the authorizer follows scripted faults (`--test-hooks`).
+    pub test_hooks: bool,
+}
+
+/// Authorizer calls for one subject, by kind of check (what `GET /admin/subscriptions` shows).
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct Checks {
+    /// Initial checks.
+    pub initial: u64,
+    /// Renewals (and 2025-era retries).
+    pub renewal: u64,
+    /// Reconciliations (after a revocation).
+    pub reconciliation: u64,
+}
 
 /// The registry (driven by mrtr-std's tokio driver) and the example policy's state.
 pub struct Subscriptions {
     registry: RegistryHandle<StdMonotonicClock>,
+    grants: ResourceGrants<StdMonotonicClock>,
     revoked: Arc<RwLock<HashSet<String>>>,
+    checks: Arc<Mutex<HashMap<String, Checks>>>,
+    faults: Option<Arc<Faults>>,
     bookings: broadcast::Sender<()>,
 }
 
 impl Subscriptions {
-    /// Starts the registry and its driver task. Grants last `lease` (capped by the registry
-    /// at one minute).
-    pub fn start(lease: Duration) -> Arc<Self> {
+    /// Starts the registry and its driver task.
+    pub fn start(config: PolicyConfig) -> Arc<Self> {
         let revoked: Arc<RwLock<HashSet<String>>> = Arc::default();
-        let policy_revoked = revoked.clone();
-        let authorizer = move |ctx: &AuthorizationContext, _: &InvocationFeatures| {
+        let checks: Arc<Mutex<HashMap<String, Checks>>> = Arc::default();
+        let faults = config.test_hooks.then(|| Arc::new(Faults::default()));
+        let (policy_revoked, policy_checks, policy_faults) =
+            (revoked.clone(), checks.clone(), faults.clone());
+        let lease = config.lease;
+        let authorizer = move |ctx: &AuthorizationContext, features: &InvocationFeatures| {
             let Some(subject) = ctx.principal().map(Principal::subject) else {
                 return Ok(Authorization::Denied);
             };
+            count(&policy_checks, subject, ctx.kind());
+            if let Some(fault) = policy_faults.as_ref().and_then(|f| f.next(subject))
+                && let Some(error) = faults::play(fault, features)
+            {
+                return Err(error);
+            }
             let revoked = policy_revoked
                 .read()
                 .unwrap_or_else(PoisonError::into_inner);
@@ -50,16 +90,45 @@ impl Subscriptions {
             }
             Ok(Authorization::Allowed(Grant::for_duration(ctx, lease)))
         };
+        let registry_config = RegistryConfig {
+            lease: LeaseConfig {
+                check_timeout_ms: config.check_timeout.as_millis() as u64,
+                ..LeaseConfig::DEFAULT
+            },
+            ..RegistryConfig::default()
+        };
         let registry = Registry::new(
             StdMonotonicClock::new(),
             Arc::new(authorizer),
-            RegistryConfig::default(),
+            registry_config,
         );
+        let registry = RegistryHandle::spawn(registry);
         Arc::new(Self {
-            registry: RegistryHandle::spawn(registry),
+            grants: ResourceGrants::new(registry.clone()),
+            registry,
             revoked,
+            checks,
+            faults,
             bookings: broadcast::channel(64).0,
         })
+    }
+
+    /// The 2025-era resource grants.
+    pub fn grants(&self) -> &ResourceGrants<StdMonotonicClock> {
+        &self.grants
+    }
+
+    /// The scripted faults, when the server runs with `--test-hooks`.
+    pub fn faults(&self) -> Option<&Faults> {
+        self.faults.as_deref()
+    }
+
+    /// Authorizer calls so far, by subject.
+    pub fn checks(&self) -> HashMap<String, Checks> {
+        self.checks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Revokes `subject`: its running subscriptions are fenced now and end once their
@@ -91,9 +160,22 @@ impl Subscriptions {
         &self.registry
     }
 
-    /// Tells listeners of the bookings report that it changed.
-    pub fn bookings_changed(&self) {
+    /// Tells subscribers of the bookings report that it changed: listen streams, and 2025-era
+    /// sessions whose grant passes the delivery gate.
+    pub async fn bookings_changed(&self) {
         let _ = self.bookings.send(());
+        let sessions = self.grants.notify_updated(REPORT_URI).await;
+        tracing::debug!(sessions, "bookings report update sent to 2025-era sessions");
+    }
+}
+
+fn count(checks: &Mutex<HashMap<String, Checks>>, subject: &str, kind: CheckKind) {
+    let mut checks = checks.lock().unwrap_or_else(PoisonError::into_inner);
+    let c = checks.entry(subject.to_owned()).or_default();
+    match kind {
+        CheckKind::Initial => c.initial += 1,
+        CheckKind::Renewal => c.renewal += 1,
+        CheckKind::Reconciliation => c.reconciliation += 1,
     }
 }
 
@@ -163,7 +245,11 @@ mod tests {
 
     #[tokio::test]
     async fn policy_admits_users_denies_anonymous_and_revoked_subjects() {
-        let subs = Subscriptions::start(Duration::from_secs(30));
+        let subs = Subscriptions::start(PolicyConfig {
+            lease: Duration::from_secs(30),
+            check_timeout: Duration::from_secs(5),
+            test_hooks: false,
+        });
         let alice = Caller::user("i", "alice");
         let a = admit(&subs, 1, &alice).await;
         let b = admit(&subs, 5, &Caller::user("i", "bob")).await;

@@ -1,11 +1,12 @@
-//! Hosted MCP server example: rmcp over Streamable HTTP (or stdio), protocol 2026-07-28,
-//! with `requestState` sealed by mrtr. See README.md.
+//! Hosted MCP server example: rmcp over Streamable HTTP (or stdio), protocol 2026-07-28 and,
+//! in sessions, 2025-11-25 and 2025-06-18, with `requestState` sealed by mrtr. See README.md.
 
 mod admin;
 mod auth;
 mod booking;
 mod config;
 mod conformance;
+mod faults;
 mod http;
 mod listen;
 mod prompts;
@@ -137,7 +138,10 @@ async fn build_app(
         .check_startup(startup)
         .await
         .context("mrtr is not ready to serve (use --start-degraded to start anyway)")?;
-    let subs = listen::Subscriptions::start(std::time::Duration::from_millis(config.lease_ms));
+    let subs = listen::Subscriptions::start(config.policy());
+    if config.test_hooks {
+        tracing::warn!("--test-hooks: POST /admin/test/faults can script authorizer failures");
+    }
     let app = App {
         mrtr: Mrtr::new(engine),
         subs,
@@ -166,7 +170,13 @@ async fn serve_http(config: &Config, app: Arc<App>) -> anyhow::Result<()> {
     if config.admin_token.is_none() {
         tracing::info!("no --admin-token: the revocation endpoints are off");
     }
-    let router = http::router(app, Arc::new(tokens), config.admin_token.clone(), &shutdown);
+    let router = http::router(
+        app,
+        Arc::new(tokens),
+        config.admin_token.clone(),
+        std::time::Duration::from_millis(config.session_idle_ms),
+        &shutdown,
+    );
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;

@@ -11,7 +11,7 @@ use serde_json::json;
 
 type Reply = Result<GetPromptResponse, ErrorData>;
 
-/// One `prompts/get`: the request's own checks before its token is spent, then one round.
+/// One `prompts/get`: the request's own checks before its token is spent, then its rounds.
 pub async fn get(request: &GetPromptRequestParams, pending: Pending) -> Reply {
     let declared = Declared::from_capabilities(pending.capabilities().as_ref());
     match request.name.as_str() {
@@ -30,11 +30,13 @@ pub async fn get(request: &GetPromptRequestParams, pending: Pending) -> Reply {
                 ));
             };
             declared.require_form()?;
-            plan_dinner(&pending.commit().await?, cuisine, fresh_menu)
+            pending
+                .run(|call| plan_dinner(call, &cuisine, &fresh_menu))
+                .await
         }
         CONFORMANCE => {
             declared.require_form()?;
-            conformance(&pending.commit().await?)
+            pending.run(conformance).await
         }
         other => Err(ErrorData::invalid_params(
             format!("unknown prompt: {other}"),
@@ -103,7 +105,7 @@ fn dishes(cuisine: &str) -> Option<Vec<(String, Vec<String>)>> {
 }
 
 /// One round of `plan_dinner`.
-fn plan_dinner(call: &Call, cuisine: String, fresh_menu: Vec<(String, Vec<String>)>) -> Reply {
+fn plan_dinner(call: &Call, cuisine: &str, fresh_menu: &[(String, Vec<String>)]) -> Reply {
     let question = || {
         input::form(
             "Any dietary restrictions? (comma-separated, e.g. dairy, gluten; empty for none)",
@@ -113,8 +115,8 @@ fn plan_dinner(call: &Call, cuisine: String, fresh_menu: Vec<(String, Vec<String
     };
     let Some(menu) = call.state::<Menu>()? else {
         let menu = Menu {
-            cuisine,
-            dishes: fresh_menu,
+            cuisine: cuisine.to_owned(),
+            dishes: fresh_menu.to_vec(),
         };
         return Ok(call
             .pause(&menu, input::one("restrictions", question()))?

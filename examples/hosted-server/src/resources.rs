@@ -28,11 +28,15 @@ struct Requested {
     requested_by: String,
 }
 
-/// One round of the report: form elicitation must be declared (checked before the token is
-/// spent), then it asks for the month, then it answers.
+/// The report: form elicitation must be declared (checked before the token is spent), then
+/// its rounds run ([`round`]).
 pub async fn report(pending: mrtr_rmcp::Pending) -> Result<ReadResourceResponse, ErrorData> {
     Declared::from_capabilities(pending.capabilities().as_ref()).require_form()?;
-    let call = pending.commit().await?;
+    pending.run(round).await
+}
+
+/// One round of the report: it asks for the month, then it answers.
+fn round(call: &mrtr_rmcp::Call) -> Result<ReadResourceResponse, ErrorData> {
     let question = || {
         input::form(
             "Which month should the bookings report cover (YYYY-MM)?",

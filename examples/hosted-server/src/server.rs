@@ -1,5 +1,7 @@
 //! The MCP server: rmcp's `ServerHandler`, with the tools as a `#[tool]` router and the
-//! pausable prompts and resources served through `mrtr-rmcp`'s builders.
+//! pausable prompts and resources served through `mrtr-rmcp`'s builders. It speaks 2026-07-28
+//! (stateless, `subscriptions/listen`) and, in sessions opened by `initialize`, 2025-11-25 and
+//! 2025-06-18 (`resources/subscribe`, server-to-client elicitation).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -9,7 +11,8 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
     ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
     ListResourcesResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ServerHandler, tool_handler};
@@ -77,7 +80,39 @@ impl ServerHandler for Hosted {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(&[ProtocolVersion::V_2026_07_28])
+        Cow::Borrowed(&[
+            ProtocolVersion::V_2026_07_28,
+            ProtocolVersion::V_2025_11_25,
+            ProtocolVersion::V_2025_06_18,
+        ])
+    }
+
+    // resources/subscribe exists only in 2025-era sessions (rmcp answers -32601 elsewhere).
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if request.uri != resources::REPORT_URI {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource at {}", request.uri),
+                Some(serde_json::json!({"uri": request.uri})),
+            ));
+        }
+        let caller = self.app.mrtr.caller(&ctx);
+        let grants = self.app.subs.grants();
+        grants.subscribe(&request.uri, &caller, &ctx).await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.app.subs.grants().unsubscribe(&request.uri, &ctx);
+        Ok(())
     }
 
     fn accepted_subscription_filter(

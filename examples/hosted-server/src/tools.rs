@@ -3,7 +3,9 @@
 //!
 //! Every tool takes `mrtr_rmcp::Parameters`: its typed arguments and the verified request.
 //! It checks what is the request's fault first (a capability not declared, invalid input),
-//! then commits (the token is spent from here), then runs one round of its flow.
+//! then runs its flow with `Pending::run`: the token is spent, and the flow's rounds run as
+//! the request's era asks (one round per request in 2026-07-28; every round in process, each
+//! round's questions sent to the client as server-to-client requests, in a 2025-era session).
 
 use mrtr_rmcp::input::Declared;
 use mrtr_rmcp::{Call, Parameters, Pending};
@@ -17,10 +19,10 @@ use crate::server::Hosted;
 
 type Reply = Result<CallToolResponse, ErrorData>;
 
-/// Checks what the request must declare, then spends its token.
-async fn begin(pending: Pending, needs: Needs) -> Result<Call, ErrorData> {
+/// Checks what the request must declare, then runs the flow's rounds.
+async fn begin(pending: Pending, needs: Needs, flow: fn(&Call) -> Reply) -> Reply {
     needs.check(Declared::from_capabilities(pending.capabilities().as_ref()))?;
-    pending.commit().await
+    pending.run(flow).await
 }
 
 /// `countdown`'s parameters.
@@ -45,10 +47,9 @@ impl Hosted {
         if let Some(refusal) = booking::check(&params, declared)? {
             return Ok(refusal.into());
         }
-        let call = pending.commit().await?;
-        let reply = booking::flow(&call, &params)?;
+        let reply = pending.run(|call| booking::flow(call, &params)).await?;
         if booking::is_booked(&reply) {
-            self.app().subs.bookings_changed();
+            self.app().subs.bookings_changed().await;
         }
         Ok(reply)
     }
@@ -61,13 +62,16 @@ impl Hosted {
             )])
             .into());
         }
-        let call = pending.commit().await?;
-        let left = call.state::<Left>()?.map_or(params.pauses, |l| l.pauses);
-        if left == 0 {
-            let text = format!("countdown finished after {} pauses", params.pauses);
-            return Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into());
-        }
-        Ok(call.retry(&Left { pauses: left - 1 })?.into())
+        pending
+            .run(|call| {
+                let left = call.state::<Left>()?.map_or(params.pauses, |l| l.pauses);
+                if left == 0 {
+                    let text = format!("countdown finished after {} pauses", params.pauses);
+                    return Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into());
+                }
+                Ok(call.retry(&Left { pauses: left - 1 })?.into())
+            })
+            .await
     }
 
     #[tool(
@@ -75,7 +79,7 @@ impl Hosted {
         description = "Asks for a name, then greets"
     )]
     async fn t_elicitation(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
-        conformance::elicitation(&begin(pending, Needs::Form).await?)
+        begin(pending, Needs::Form, conformance::elicitation).await
     }
 
     #[tool(
@@ -83,7 +87,7 @@ impl Hosted {
         description = "Asks the client's model a question"
     )]
     async fn t_sampling(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
-        conformance::sampling(&begin(pending, Needs::Sampling).await?)
+        begin(pending, Needs::Sampling, conformance::sampling).await
     }
 
     #[tool(
@@ -91,7 +95,7 @@ impl Hosted {
         description = "Asks for the client's roots"
     )]
     async fn t_list_roots(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
-        conformance::list_roots(&begin(pending, Needs::Roots).await?)
+        begin(pending, Needs::Roots, conformance::list_roots).await
     }
 
     #[tool(
@@ -99,7 +103,7 @@ impl Hosted {
         description = "Confirms with sealed state"
     )]
     async fn t_request_state(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
-        conformance::request_state(&begin(pending, Needs::Form).await?)
+        begin(pending, Needs::Form, conformance::request_state).await
     }
 
     #[tool(
@@ -107,7 +111,7 @@ impl Hosted {
         description = "Asks three kinds at once"
     )]
     async fn t_multiple_inputs(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
-        conformance::multiple_inputs(&begin(pending, Needs::All).await?)
+        begin(pending, Needs::All, conformance::multiple_inputs).await
     }
 
     #[tool(
@@ -115,7 +119,7 @@ impl Hosted {
         description = "Two rounds of questions"
     )]
     async fn t_multi_round(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
-        conformance::multi_round(&begin(pending, Needs::Form).await?)
+        begin(pending, Needs::Form, conformance::multi_round).await
     }
 
     #[tool(
@@ -123,7 +127,7 @@ impl Hosted {
         description = "Rejects altered state"
     )]
     async fn t_tampered_state(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
-        conformance::tampered_state(&begin(pending, Needs::Form).await?)
+        begin(pending, Needs::Form, conformance::tampered_state).await
     }
 
     #[tool(
@@ -131,6 +135,6 @@ impl Hosted {
         description = "Asks only what the client can answer"
     )]
     async fn t_capabilities(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
-        conformance::capabilities(&begin(pending, Needs::Any).await?)
+        begin(pending, Needs::Any, conformance::capabilities).await
     }
 }

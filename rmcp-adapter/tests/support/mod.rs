@@ -96,6 +96,37 @@ pub async fn serve<S: ServerHandler + Clone + Send + Sync + 'static>(server: S) 
     Served { url, stop }
 }
 
+/// Serves `server` on one endpoint for both eras (rmcp's legacy sessions on: `initialize`
+/// opens a session; 2026-07-28 requests stay stateless), with `grants`' sessions.
+pub async fn serve_dual<S, C>(server: S, grants: mrtr_rmcp::session::ResourceGrants<C>) -> Served
+where
+    S: ServerHandler + Clone + Send + Sync + 'static,
+    C: mrtr_std::clock::MonotonicClock + 'static,
+{
+    let stop = CancellationToken::new();
+    let sessions = mrtr_rmcp::session::Sessions::new(LocalSessionManager::default(), grants);
+    let service: StreamableHttpService<S, _> = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        sessions,
+        StreamableHttpServerConfig::default()
+            .with_json_response(true)
+            .with_cancellation_token(stop.child_token()),
+    );
+    let mcp = PrecheckLayer::new(ErrorDetail::Uniform).layer(service);
+    let router = axum::Router::new()
+        .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn(auth));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let done = stop.clone();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router)
+            .with_graceful_shutdown(async move { done.cancelled_owned().await })
+            .await;
+    });
+    Served { url, stop }
+}
+
 /// A client that declares form elicitation, or nothing.
 #[derive(Clone)]
 pub struct TestClient {

@@ -58,6 +58,7 @@ use std::time::Duration;
 use tokio::sync::{Notify, mpsc};
 
 use super::admission::Admission;
+use super::driver_session::{SessionRetired, route_retirement};
 use super::events::{Event, Refused};
 use super::index::Selector;
 use super::key::SubscriptionKey;
@@ -69,20 +70,22 @@ use mrtr_core::lease::EndReason;
 /// How long the driver sleeps when no deadline is pending (a waker call ends it early).
 const IDLE: Duration = Duration::from_secs(3600);
 
-type Routes = HashMap<SubscriptionKey, mpsc::UnboundedSender<Event>>;
+pub(super) type Routes = HashMap<SubscriptionKey, mpsc::UnboundedSender<Event>>;
 
-struct Shared<C> {
-    registry: Mutex<Registry<C>>,
-    routes: Mutex<Routes>,
-    wake: Arc<Notify>,
+pub(super) struct Shared<C> {
+    pub(super) registry: Mutex<Registry<C>>,
+    pub(super) routes: Mutex<Routes>,
+    pub(super) wake: Arc<Notify>,
+    /// Where 2025-era session retirements go (see `driver_session.rs`).
+    pub(super) retirements: Mutex<Option<mpsc::UnboundedSender<SessionRetired>>>,
 }
 
 impl<C> Shared<C> {
-    fn registry(&self) -> MutexGuard<'_, Registry<C>> {
+    pub(super) fn registry(&self) -> MutexGuard<'_, Registry<C>> {
         self.registry.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn routes(&self) -> MutexGuard<'_, Routes> {
+    pub(super) fn routes(&self) -> MutexGuard<'_, Routes> {
         self.routes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -97,7 +100,7 @@ impl<C> Drop for Shared<C> {
 /// A [`Registry`] driven by a tokio task; cheap to clone. The task stops once every handle
 /// and every [`Listening`] is dropped.
 pub struct RegistryHandle<C> {
-    shared: Arc<Shared<C>>,
+    pub(super) shared: Arc<Shared<C>>,
 }
 
 impl<C> Clone for RegistryHandle<C> {
@@ -151,6 +154,7 @@ impl<C: MonotonicClock + 'static> RegistryHandle<C> {
             registry: Mutex::new(registry),
             routes: Mutex::default(),
             wake,
+            retirements: Mutex::default(),
         });
         tokio::spawn(drive(Arc::downgrade(&shared)));
         Self { shared }
@@ -292,13 +296,16 @@ async fn drive<C: MonotonicClock>(shared: Weak<Shared<C>>) {
         let Some(s) = shared.upgrade() else { return };
         let mut events = Vec::new();
         s.registry().drive(&mut events);
-        let routes = s.routes();
+        let mut routes = s.routes();
         for event in events {
             let key = match &event {
                 Event::Acknowledged { key, .. }
                 | Event::Rejected { key, .. }
                 | Event::Ended { key, .. } => *key,
-                Event::SessionRetired { trigger, .. } => *trigger,
+                Event::SessionRetired { trigger, .. } => {
+                    route_retirement(&s, &mut routes, &event);
+                    *trigger
+                }
             };
             if let Some(tx) = routes.get(&key) {
                 let _ = tx.send(event);

@@ -68,6 +68,8 @@ mod counters;
 mod dispatch;
 #[cfg(feature = "tokio")]
 mod driver;
+#[cfg(feature = "tokio")]
+mod driver_session;
 mod events;
 mod executor;
 mod index;
@@ -84,6 +86,8 @@ pub use authorizer::{
 pub use counters::Counters;
 #[cfg(feature = "tokio")]
 pub use driver::{ListenRefused, Listening, RegistryHandle};
+#[cfg(feature = "tokio")]
+pub use driver_session::{SessionRetired, SubscribeRefused};
 pub use events::{Event, EventSink, Refused};
 pub use index::{Family, Selector};
 pub use key::SubscriptionKey;

@@ -1,0 +1,237 @@
+//! One flow for both eras: [`Pending::run`] runs a pausable handler's rounds the way the
+//! request's protocol revision asks for.
+//!
+//! * **2026-07-28** (Multi-Round-Trip Requests): the token is spent, the handler runs one
+//!   round, and an `input_required` result (with its sealed `requestState`) goes back to the
+//!   client, which retries. Exactly [`Pending::commit`] followed by the round.
+//! * **2025-11-25 / 2025-06-18 sessions** (an `initialize` handshake, no `requestState`):
+//!   every round runs in this process. Each round's input requests are sent to the client as
+//!   server-to-client requests within the session (`elicitation/create`,
+//!   `sampling/createMessage`, `roots/list`), its answers become the next round's
+//!   [`Call::input_responses`], and the state the round paused with is handed to the next
+//!   round in memory ([`Call::state`] reads it the same way): nothing is sealed, the round cap
+//!   still applies, and each answer must come within the engine's token lifetime, as a
+//!   2026-07-28 client's retry must. A kind of request the client did not declare at
+//!   `initialize` is not sent: the call fails with `-32021` naming the capability.
+//!
+//! The handler is written once, as rounds over a [`Call`]:
+//!
+//! ```ignore
+//! #[tool(description = "Books a table")]
+//! async fn book(&self, Parameters { params, pending }: Parameters<Args>)
+//!     -> Result<CallToolResponse, ErrorData>
+//! {
+//!     Declared::from_capabilities(pending.capabilities().as_ref()).require_form()?;
+//!     pending.run(|call| booking::round(call, &params)).await
+//! }
+//! ```
+
+use std::time::Duration;
+
+use mrtr_std::core::Reason;
+use mrtr_std::engine::MAX_CONTINUATION_LEN;
+use mrtr_std::replay::AsyncReplayCache;
+use rmcp::RoleServer;
+use rmcp::model::{
+    CallToolResponse, ErrorData, GetPromptResponse, InputRequest, InputRequests,
+    InputRequiredResult, InputResponses, ReadResourceResponse, ServerRequest,
+};
+use rmcp::service::RequestContext;
+use serde_json::{Value, json};
+
+use crate::call::{Binding, Call, Local, Pending};
+use crate::error::ToErrorData;
+use crate::input::{self, Declared};
+
+/// What one round of a pausable handler gives: its result type, which either completes the
+/// request or asks for input. Implemented for rmcp's three pausable responses.
+pub trait RoundResult: Sized {
+    /// The `input_required` result, if the round paused; the value itself otherwise.
+    fn into_paused(self) -> Result<InputRequiredResult, Self>;
+}
+
+impl RoundResult for CallToolResponse {
+    fn into_paused(self) -> Result<InputRequiredResult, Self> {
+        match self {
+            CallToolResponse::InputRequired(paused) => Ok(paused),
+            other => Err(other),
+        }
+    }
+}
+
+impl RoundResult for GetPromptResponse {
+    fn into_paused(self) -> Result<InputRequiredResult, Self> {
+        match self {
+            GetPromptResponse::InputRequired(paused) => Ok(paused),
+            other => Err(other),
+        }
+    }
+}
+
+impl RoundResult for ReadResourceResponse {
+    fn into_paused(self) -> Result<InputRequiredResult, Self> {
+        match self {
+            ReadResourceResponse::InputRequired(paused) => Ok(paused),
+            other => Err(other),
+        }
+    }
+}
+
+/// Whether the request `ctx` belongs to was made in a session opened by `initialize`
+/// (protocol revisions up to 2025-11-25), where a server asks for input with
+/// server-to-client requests instead of `input_required` results.
+pub fn in_session_era(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.protocol_version().is_some_and(|v| v.has_initialize())
+}
+
+impl<R: AsyncReplayCache> Pending<R> {
+    /// Spends the token and runs the handler's rounds (`round`) as the request's era asks:
+    /// one round answered to the client in 2026-07-28, every round in this process in a
+    /// 2025-era session. See the [module docs](crate::classic).
+    ///
+    /// Run the request's own checks (a capability it did not declare, invalid arguments)
+    /// before calling it, as before [`Pending::commit`].
+    pub async fn run<T: RoundResult>(
+        self,
+        mut round: impl FnMut(&Call<R>) -> Result<T, ErrorData>,
+    ) -> Result<T, ErrorData> {
+        let in_session = in_session_era(self.context());
+        let mut call = self.commit().await?;
+        if !in_session {
+            return round(&call);
+        }
+        call.local = Some(Local {
+            state: None,
+            invocation: 1,
+            paused: Default::default(),
+        });
+        loop {
+            let paused = match round(&call)?.into_paused() {
+                Err(complete) => return Ok(complete),
+                Ok(paused) => paused,
+            };
+            // The state the round kept through Call::pause/retry; none for a round that asks
+            // without state (the answers alone carry the next round, as a 2026-07-28 retry
+            // without requestState would).
+            let state = call
+                .local
+                .as_ref()
+                .and_then(|l| l.paused.lock().ok()?.take());
+            let asks = paused
+                .input_requests
+                .as_ref()
+                .is_some_and(|r| !r.is_empty());
+            if state.is_none() && !asks {
+                tracing::error!(target: "mrtr", target_name = %call.binding.target,
+                    "a round returned input_required with neither input requests nor state");
+                return Err(ErrorData::internal_error(
+                    "Internal error: the handler paused without input requests or state",
+                    None,
+                ));
+            }
+            let invocation = call.local.as_ref().map_or(1, |l| l.invocation);
+            if invocation >= call.engine.limits().max_rounds {
+                tracing::info!(target: "mrtr", target_name = %call.binding.target,
+                    round = invocation, "the in-process flow is at its round cap");
+                return Err(call.engine.reject(Reason::RoundsExceeded).to_error_data());
+            }
+            let ttl = Duration::from_millis(call.engine.limits().ttl_ms);
+            let answers = match paused.input_requests {
+                Some(requests) if !requests.is_empty() => ask(&call.ctx, requests, ttl).await?,
+                // State only: the next round runs now.
+                _ => InputResponses::new(),
+            };
+            call.input_responses = Some(answers);
+            call.local = Some(Local {
+                state,
+                invocation: invocation + 1,
+                paused: Default::default(),
+            });
+        }
+    }
+}
+
+/// Keeps the state an in-process round pauses with: refused at the round cap (the error a
+/// 2026-07-28 resume beyond the cap gets) or beyond the continuation size limit.
+pub(crate) fn keep<R>(
+    engine: &crate::call::Engine<R>,
+    binding: &Binding,
+    local: &Local,
+    bytes: Vec<u8>,
+) -> Result<(), ErrorData> {
+    if local.invocation >= engine.limits().max_rounds {
+        tracing::info!(target: "mrtr", method = %binding.method, target_name = %binding.target,
+            round = local.invocation, "cannot pause: the in-process flow is at its round cap");
+        return Err(engine.reject(Reason::RoundsExceeded).to_error_data());
+    }
+    if bytes.len() > MAX_CONTINUATION_LEN {
+        tracing::error!(target: "mrtr", target_name = %binding.target, "paused state too large");
+        return Err(ErrorData::internal_error(
+            "Internal error: cannot keep the paused state",
+            None,
+        ));
+    }
+    if let Ok(mut slot) = local.paused.lock() {
+        *slot = Some(bytes);
+    }
+    Ok(())
+}
+
+/// Asks the session's client each input request in turn (server-to-client requests), each
+/// answer within `ttl`; returns the answers under the requests' keys.
+async fn ask(
+    ctx: &RequestContext<RoleServer>,
+    requests: InputRequests,
+    ttl: Duration,
+) -> Result<InputResponses, ErrorData> {
+    let declared = Declared::from_capabilities(ctx.client_capabilities().as_ref());
+    let mut answers = InputResponses::new();
+    for (key, request) in requests {
+        let (kind, request) = match request {
+            InputRequest::Elicitation(r) => {
+                declared.require_form()?;
+                ("elicitation/create", ServerRequest::ElicitRequest(r))
+            }
+            InputRequest::CreateMessage(r) => {
+                if !declared.sampling {
+                    return Err(input::missing(json!({"sampling": {}})));
+                }
+                (
+                    "sampling/createMessage",
+                    ServerRequest::CreateMessageRequest(r),
+                )
+            }
+            InputRequest::ListRoots(r) => {
+                if !declared.roots {
+                    return Err(input::missing(json!({"roots": {}})));
+                }
+                ("roots/list", ServerRequest::ListRootsRequest(r))
+            }
+            _ => {
+                return Err(ErrorData::internal_error(
+                    "Internal error: an input request of a kind this server cannot send",
+                    None,
+                ));
+            }
+        };
+        let answer = match tokio::time::timeout(ttl, ctx.peer.send_request(request)).await {
+            Ok(Ok(result)) => serde_json::to_value(result).unwrap_or(Value::Null),
+            Ok(Err(e)) => {
+                tracing::info!(target: "mrtr", kind, error = %e, "the client did not answer");
+                return Err(ErrorData::internal_error(
+                    format!("the client did not answer {kind}"),
+                    Some(json!({"reason": "input_not_answered"})),
+                ));
+            }
+            Err(_) => {
+                tracing::info!(target: "mrtr", kind, "the client did not answer in time");
+                return Err(ErrorData::internal_error(
+                    format!("the client did not answer {kind} in time"),
+                    Some(json!({"reason": "input_timed_out"})),
+                ));
+            }
+        };
+        answers.insert(key, answer);
+    }
+    Ok(answers)
+}
