@@ -120,7 +120,7 @@ MRTR_KEYS="current=trace-1; trace-1:$KEY_TRACE" RUST_LOG=trace \
 # authorizer's scripted faults (--test-hooks, admin token required), one subject per test.
 {
     echo "alice-token https://idp.example alice"
-    for s in both denied unsub timeouts reset getter revoked; do
+    for s in both denied unsub timeouts reset getter revoked owner intruder; do
         echo "$s-token https://idp.example $s"
     done
 } >"$RUN/faults-tokens.txt"

@@ -34,7 +34,7 @@ use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ServerHandler};
 use rmcp::{tool, tool_handler, tool_router};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use support::{mcp_error, serve_dual};
+use support::{RawSession, mcp_error, serve_dual};
 
 const REPORT: &str = "mrtr://report";
 
@@ -159,6 +159,10 @@ impl ServerHandler for Booker {
 }
 
 async fn start(max_rounds: u32) -> (support::Served, Booker, Policy) {
+    start_with_idle(max_rounds, Duration::from_secs(300)).await
+}
+
+async fn start_with_idle(max_rounds: u32, idle: Duration) -> (support::Served, Booker, Policy) {
     let policy = Policy {
         allow: Arc::new(AtomicBool::new(true)),
         checks: Arc::default(),
@@ -185,7 +189,7 @@ async fn start(max_rounds: u32) -> (support::Served, Booker, Policy) {
         mrtr: support::mrtr(max_rounds),
         grants: grants.clone(),
     };
-    let served = serve_dual(server.clone(), grants).await;
+    let served = serve_dual(server.clone(), grants, idle).await;
     (served, server, policy)
 }
 
@@ -392,4 +396,77 @@ async fn grants_deliver_release_quietly_and_a_denial_retires_the_session() {
     assert!(gone, "the session was not retired");
     assert_eq!(server.grants.sessions_with_grants(), 0);
     assert_eq!(registry.with_registry(|r| r.counters().sessions_retired), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_idles_out_releases_its_grants_and_is_checked_no_more() {
+    let (served, server, policy) = start_with_idle(10, Duration::from_millis(300)).await;
+    let mut session = RawSession::open(&served.url, "alice").await;
+    let (status, body) = session
+        .request("alice", "resources/subscribe", json!({"uri": REPORT}))
+        .await;
+    assert_eq!((status, &body["result"]), (200, &json!({})), "{body}");
+    assert_eq!(server.grants.sessions_with_grants(), 1);
+    // The client falls silent, without a DELETE: rmcp ends the session after 300 ms.
+    let mut released = false;
+    for _ in 0..60 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if server.grants.sessions_with_grants() == 0 {
+            released = true;
+            break;
+        }
+    }
+    assert!(released, "an idle session kept its grant");
+    let registry = server.grants.registry();
+    assert_eq!(
+        registry.with_registry(|r| r.len()),
+        0,
+        "the grant is still registered"
+    );
+    // No authorizer call for a session nobody uses (the 4 s grant would renew otherwise).
+    let checks = policy.checks.load(Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(policy.checks.load(Ordering::SeqCst), checks);
+    // Its id is gone: 404, the client must initialize again.
+    let (status, _) = session.request("alice", "tools/list", json!({})).await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_belongs_to_the_caller_that_opened_it() {
+    let (served, server, _) = start(10).await;
+    let mut session = RawSession::open(&served.url, "alice").await;
+    let (status, body) = session
+        .request("alice", "resources/subscribe", json!({"uri": REPORT}))
+        .await;
+    assert_eq!((status, &body["result"]), (200, &json!({})), "{body}");
+    // Bob (and an anonymous caller) holding alice's session id: every method answers as for
+    // an unknown id, and nothing happens to alice's session.
+    let mut unknown = RawSession::open(&served.url, "bob").await;
+    unknown.id = "00000000-0000-0000-0000-000000000000".into();
+    let (_, unknown_body) = unknown.request("bob", "tools/list", json!({})).await;
+    for intruder in ["bob", "nobody"] {
+        let (status, body) = session.request(intruder, "tools/list", json!({})).await;
+        assert_eq!((status, &body), (404, &unknown_body), "{intruder} posted");
+        let unsubscribe = json!({"uri": REPORT});
+        let (status, _) = session
+            .request(intruder, "resources/unsubscribe", unsubscribe)
+            .await;
+        assert_eq!(status, 404, "{intruder} unsubscribed");
+        assert_eq!(
+            session.get(intruder).await,
+            404,
+            "{intruder} opened the stream"
+        );
+        assert_eq!(session.delete(intruder).await, 404, "{intruder} deleted");
+    }
+    assert_eq!(server.grants.sessions_with_grants(), 1);
+    let (status, body) = session.request("alice", "tools/list", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["result"]["tools"].is_array(), "{body}");
+    // Alice ends it: the grant and the binding go, and the id is nobody's.
+    assert!((200..300).contains(&session.delete("alice").await));
+    assert_eq!(server.grants.sessions_with_grants(), 0);
+    let (status, _) = session.request("alice", "tools/list", json!({})).await;
+    assert_eq!(status, 404);
 }

@@ -48,6 +48,9 @@ pub fn router(
     let mut local = LocalSessionManager::default();
     local.session_config.keep_alive = Some(session_idle);
     let sessions = Sessions::new(local, app.subs.grants().clone());
+    // Each 2025 session belongs to the caller that opened it; anyone else naming its id gets
+    // the unknown-session 404.
+    let owners = sessions.owner_layer();
     let service: StreamableHttpService<Hosted, _> = StreamableHttpService::new(
         move || Ok(Hosted::new(app.clone())),
         sessions,
@@ -57,7 +60,7 @@ pub fn router(
             .with_cancellation_token(shutdown.child_token()),
     );
     let mcp = Router::new()
-        .nest_service("/mcp", precheck.layer(service))
+        .nest_service("/mcp", owners.layer(precheck.layer(service)))
         .layer(axum::middleware::from_fn_with_state(
             tokens,
             auth::authenticate,

@@ -97,14 +97,22 @@ pub async fn serve<S: ServerHandler + Clone + Send + Sync + 'static>(server: S) 
 }
 
 /// Serves `server` on one endpoint for both eras (rmcp's legacy sessions on: `initialize`
-/// opens a session; 2026-07-28 requests stay stateless), with `grants`' sessions.
-pub async fn serve_dual<S, C>(server: S, grants: mrtr_rmcp::session::ResourceGrants<C>) -> Served
+/// opens a session; 2026-07-28 requests stay stateless), with `grants`' sessions, which idle
+/// out after `idle` without a request.
+pub async fn serve_dual<S, C>(
+    server: S,
+    grants: mrtr_rmcp::session::ResourceGrants<C>,
+    idle: std::time::Duration,
+) -> Served
 where
     S: ServerHandler + Clone + Send + Sync + 'static,
     C: mrtr_std::clock::MonotonicClock + 'static,
 {
     let stop = CancellationToken::new();
-    let sessions = mrtr_rmcp::session::Sessions::new(LocalSessionManager::default(), grants);
+    let mut local = LocalSessionManager::default();
+    local.session_config.keep_alive = Some(idle);
+    let sessions = mrtr_rmcp::session::Sessions::new(local, grants);
+    let owners = sessions.owner_layer();
     let service: StreamableHttpService<S, _> = StreamableHttpService::new(
         move || Ok(server.clone()),
         sessions,
@@ -112,7 +120,7 @@ where
             .with_json_response(true)
             .with_cancellation_token(stop.child_token()),
     );
-    let mcp = PrecheckLayer::new(ErrorDetail::Uniform).layer(service);
+    let mcp = owners.layer(PrecheckLayer::new(ErrorDetail::Uniform).layer(service));
     let router = axum::Router::new()
         .nest_service("/mcp", mcp)
         .layer(axum::middleware::from_fn(auth));
@@ -203,4 +211,108 @@ pub fn meta() -> Value {
         "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
         "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}
     })
+}
+
+/// A 2025-11-25 session driven by hand over HTTP: no SDK, so nothing happens behind the
+/// test's back (no automatic `DELETE`, no re-initialization).
+pub struct RawSession {
+    pub url: String,
+    pub id: String,
+    next: u64,
+}
+
+impl RawSession {
+    /// Initializes a session as `token` (`Bearer <token>`).
+    pub async fn open(url: &str, token: &str) -> Self {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}});
+        let response = raw_request(reqwest::Method::POST, url, token, None, Some(&init)).await;
+        assert_eq!(response.status(), 200);
+        let id = response.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let mut session = Self {
+            url: url.to_owned(),
+            id,
+            next: 1,
+        };
+        let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(session.send(token, &done).await.0, 202);
+        session.next = 1;
+        session
+    }
+
+    /// A request `method` with `params` in this session, as `token`: the HTTP status and the
+    /// body (JSON, or the text as a JSON string).
+    pub async fn request(&mut self, token: &str, method: &str, params: Value) -> (u16, Value) {
+        let id = self.next;
+        self.next += 1;
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send(token, &body).await
+    }
+
+    /// Any JSON-RPC message in this session, as `token`.
+    pub async fn send(&self, token: &str, body: &Value) -> (u16, Value) {
+        let id = Some(self.id.as_str());
+        let r = raw_request(reqwest::Method::POST, &self.url, token, id, Some(body)).await;
+        status_and_body(r).await
+    }
+
+    /// `GET` (the session's standalone stream) as `token`: the status only.
+    pub async fn get(&self, token: &str) -> u16 {
+        let r = raw_request(reqwest::Method::GET, &self.url, token, Some(&self.id), None).await;
+        r.status().as_u16()
+    }
+
+    /// `DELETE` as `token`: the status.
+    pub async fn delete(&self, token: &str) -> u16 {
+        let r = raw_request(
+            reqwest::Method::DELETE,
+            &self.url,
+            token,
+            Some(&self.id),
+            None,
+        )
+        .await;
+        r.status().as_u16()
+    }
+}
+
+async fn raw_request(
+    method: reqwest::Method,
+    url: &str,
+    token: &str,
+    session: Option<&str>,
+    body: Option<&Value>,
+) -> reqwest::Response {
+    let mut request = reqwest::Client::new()
+        .request(method, url)
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", format!("Bearer {token}"));
+    if let Some(id) = session {
+        request = request
+            .header("mcp-session-id", id)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    if let Some(body) = body {
+        request = request
+            .header("content-type", "application/json")
+            .body(body.to_string());
+    }
+    request.send().await.unwrap()
+}
+
+async fn status_and_body(response: reqwest::Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    // A session answers as an event stream: the JSON-RPC message is its last non-empty data.
+    let data = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+        .rfind(|d| !d.is_empty());
+    let body = serde_json::from_str(data.unwrap_or(&text)).unwrap_or(Value::String(text));
+    (status, body)
 }

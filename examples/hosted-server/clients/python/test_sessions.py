@@ -156,3 +156,34 @@ def test_revocation_retires_a_2025_session(faults_url):
         assert checks(faults_url, who)["reconciliation"] == 1
     finally:
         admin(faults_url, "POST", "/admin/restore", {"subject": who})
+
+
+def test_a_session_id_is_useless_to_any_other_caller(faults_url):
+    """The id is a handle, not a credential: another caller who learns it (a log line, a
+    proxy) gets exactly the 404 of an unknown session for every method, and the session is
+    untouched."""
+    owner = Session(faults_url, token("owner"))
+    assert "result" in owner.subscribe()[1]
+    unknown = Session(faults_url, token("intruder"))
+    unknown.id = "00000000-0000-0000-0000-000000000000"
+    unknown_status, unknown_body = unknown.request("ping")
+    assert unknown_status == 404
+    for intruder in (token("intruder"), None):
+        stolen = Session.__new__(Session)
+        stolen.url, stolen.token, stolen.version = faults_url, intruder, owner.version
+        stolen.id = owner.id
+        assert stolen.request("ping") == (unknown_status, unknown_body)
+        assert stolen.unsubscribe()[0] == 404
+        stream = stolen.stream()
+        assert stream.status == 404
+        stream.close()
+        assert stolen.delete() == 404
+    assert owner.status() == 200, "the owner's session survived"
+    stream = owner.stream()
+    assert stream.status == 200
+    book(faults_url)
+    update = stream.wait_for("notifications/resources/updated")
+    assert update is not None and update["params"]["uri"] == REPORT, update
+    stream.close()
+    assert owner.delete() in (200, 202)
+    assert owner.status() == 404

@@ -17,6 +17,8 @@
 //!   consecutive failed checks, an expired grant) is closed, so every later request with its
 //!   id gets HTTP 404 and the client must initialize again and resubscribe. (This era has no
 //!   subscription-ended notification.)
+//! * [`OwnerLayer`] (from [`Sessions::owner_layer`]) binds each session to the caller that
+//!   opened it: anyone else naming its id gets the unknown-session 404 (see [`owner`]).
 //!
 //! ```ignore
 //! let grants = ResourceGrants::new(registry_handle);
@@ -42,6 +44,9 @@ use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionId, Session
 use serde_json::json;
 
 use crate::caller::{Caller, http_parts};
+
+pub mod owner;
+pub use owner::{OwnerLayer, OwnerService, SessionOwners};
 
 /// The code answering a `resources/subscribe` whose initial authorization failed (as Soklet
 /// answers it); `data.reason` is `"subscription_denied"`. The session stays alive.
@@ -226,6 +231,7 @@ impl<C: MonotonicClock + 'static> ResourceGrants<C> {
 pub struct Sessions<M, C> {
     inner: M,
     grants: ResourceGrants<C>,
+    owners: SessionOwners,
 }
 
 impl<M, C> fmt::Debug for Sessions<M, C> {
@@ -247,7 +253,11 @@ impl<M: SessionManager, C: MonotonicClock + 'static> Sessions<M, C> {
             .registry()
             .session_retirements()
             .expect("the registry's retirement channel is free");
-        let sessions = Arc::new(Self { inner, grants });
+        let sessions = Arc::new(Self {
+            inner,
+            grants,
+            owners: SessionOwners::default(),
+        });
         let weak: Weak<Self> = Arc::downgrade(&sessions);
         tokio::spawn(async move {
             while let Some(retired) = retirements.recv().await {
@@ -272,6 +282,17 @@ impl<M: SessionManager, C: MonotonicClock + 'static> Sessions<M, C> {
     pub fn grants(&self) -> &ResourceGrants<C> {
         &self.grants
     }
+
+    /// Who opened each session (filled by [`Sessions::owner_layer`]).
+    pub fn owners(&self) -> &SessionOwners {
+        &self.owners
+    }
+
+    /// The layer that binds each session to the caller that opened it and refuses it to
+    /// everyone else (see [`OwnerLayer`]); put it in front of the service using these sessions.
+    pub fn owner_layer(&self) -> OwnerLayer<crate::FromExtensions> {
+        self.owners.layer()
+    }
 }
 
 impl<M: SessionManager, C: MonotonicClock + 'static> SessionManager for Sessions<M, C> {
@@ -295,6 +316,7 @@ impl<M: SessionManager, C: MonotonicClock + 'static> SessionManager for Sessions
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.owners.forget(id);
         let released = self.grants.forget(id);
         if released > 0 {
             tracing::info!(released, "session closed: its resource grants are released");

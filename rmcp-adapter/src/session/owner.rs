@@ -1,0 +1,290 @@
+//! Each 2025-era session belongs to the caller that opened it.
+//!
+//! rmcp serves a `Mcp-Session-Id` as a bearer handle: whoever presents the id uses the
+//! session, reads its `GET` stream, answers its server-to-client requests, or ends it with
+//! `DELETE`. [`OwnerLayer`] binds each session to the [`Caller`] of the `initialize` that
+//! opened it and answers every other caller's request naming the id exactly as rmcp answers an
+//! unknown id (HTTP 404, `Not Found: Session not found`), so the id tells another caller
+//! nothing, not even that it exists. The binding ends when the session closes (`DELETE`,
+//! idling out, retirement), through [`Sessions`](super::Sessions).
+//!
+//! The layer goes between the authentication layer (which puts the caller in the request's
+//! extensions) and rmcp's service, outermost of mrtr's layers so that a foreign request runs
+//! no other check:
+//!
+//! ```ignore
+//! let sessions = Sessions::new(LocalSessionManager::default(), grants);
+//! let owners = sessions.owner_layer();
+//! let service = StreamableHttpService::new(factory, sessions, config);
+//! let mcp = owners.layer(PrecheckLayer::new(detail).layer(service));
+//! Router::new().nest_service("/mcp", mcp).layer(authentication);
+//! ```
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body::Body;
+use http_body_util::{BodyExt, Full};
+use tower_layer::Layer;
+use tower_service::Service;
+
+use crate::caller::{Caller, FromExtensions, PrincipalSource};
+use crate::layer::{BoxError, ResponseBody};
+
+/// The HTTP header naming the session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The body rmcp answers for an unknown session; a foreign one gets the same.
+const NOT_FOUND: &str = "Not Found: Session not found";
+
+/// Who opened each open session. Cheap to clone; shared by [`Sessions`](super::Sessions)
+/// (which forgets a session when it closes) and its [`OwnerLayer`].
+#[derive(Clone, Default)]
+pub struct SessionOwners {
+    map: Arc<Mutex<HashMap<Arc<str>, Caller>>>,
+}
+
+impl fmt::Debug for SessionOwners {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The ids are bearer handles: only their number is shown.
+        f.debug_struct("SessionOwners")
+            .field("sessions", &self.len())
+            .finish()
+    }
+}
+
+impl SessionOwners {
+    fn map(&self) -> MutexGuard<'_, HashMap<Arc<str>, Caller>> {
+        self.map.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The caller that opened session `id`, while it is open.
+    pub fn owner(&self, id: &str) -> Option<Caller> {
+        self.map().get(id).cloned()
+    }
+
+    /// Open sessions with an owner.
+    pub fn len(&self) -> usize {
+        self.map().len()
+    }
+
+    /// No open session has an owner.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether `caller` may use session `id`: only its owner may, and an id without one (never
+    /// opened through the layer, or closed) is nobody's.
+    pub fn may_use(&self, id: &str, caller: &Caller) -> bool {
+        self.map().get(id).is_some_and(|owner| owner == caller)
+    }
+
+    pub(crate) fn bind(&self, id: &str, caller: Caller) {
+        self.map().insert(id.into(), caller);
+    }
+
+    /// Session `id` closed: it has no owner from now on.
+    pub(crate) fn forget(&self, id: &str) {
+        self.map().remove(id);
+    }
+
+    /// The layer enforcing these owners, reading the caller from the request's extensions
+    /// ([`FromExtensions`]).
+    pub fn layer(&self) -> OwnerLayer<FromExtensions> {
+        OwnerLayer {
+            owners: self.clone(),
+            source: Arc::new(FromExtensions),
+        }
+    }
+}
+
+/// Binds each session to its opener and refuses it to everyone else; see the
+/// [module docs](self).
+pub struct OwnerLayer<P> {
+    owners: SessionOwners,
+    source: Arc<P>,
+}
+
+impl<P> Clone for OwnerLayer<P> {
+    fn clone(&self) -> Self {
+        Self {
+            owners: self.owners.clone(),
+            source: self.source.clone(),
+        }
+    }
+}
+
+impl<P> fmt::Debug for OwnerLayer<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnerLayer")
+            .field("owners", &self.owners)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<P: PrincipalSource> OwnerLayer<P> {
+    /// Reads the caller with `source` instead (use the same one as [`Mrtr`](crate::Mrtr)).
+    pub fn principal_source<Q: PrincipalSource>(self, source: Q) -> OwnerLayer<Q> {
+        OwnerLayer {
+            owners: self.owners,
+            source: Arc::new(source),
+        }
+    }
+}
+
+impl<S, P> Layer<S> for OwnerLayer<P> {
+    type Service = OwnerService<S, P>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        OwnerService {
+            inner,
+            layer: self.clone(),
+        }
+    }
+}
+
+/// The service [`OwnerLayer`] wraps around rmcp's HTTP service.
+pub struct OwnerService<S, P> {
+    inner: S,
+    layer: OwnerLayer<P>,
+}
+
+impl<S: Clone, P> Clone for OwnerService<S, P> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            layer: self.layer.clone(),
+        }
+    }
+}
+
+impl<S, P> fmt::Debug for OwnerService<S, P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnerService")
+            .field("layer", &self.layer)
+            .finish_non_exhaustive()
+    }
+}
+
+/// rmcp's answer for an unknown session, which a foreign caller gets too.
+fn not_found() -> Response<ResponseBody> {
+    let body = Full::new(Bytes::from_static(NOT_FOUND.as_bytes()))
+        .map_err(|never: Infallible| match never {})
+        .boxed_unsync();
+    let mut response = Response::new(body);
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    response
+}
+
+/// The session a request or response names: `None` without the header, `Some(None)` for a
+/// header that is not text (which names no session anyone owns).
+fn session_of(headers: &http::HeaderMap) -> Option<Option<&str>> {
+    let value = headers.get(SESSION_HEADER)?;
+    Some(value.to_str().ok())
+}
+
+impl<S, P, B, ResBody> Service<Request<B>> for OwnerService<S, P>
+where
+    S: Service<Request<B>, Response = Response<ResBody>> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Error: Send,
+    P: PrincipalSource,
+    B: Send + 'static,
+    ResBody: Body<Data = Bytes> + Send + 'static,
+    ResBody::Error: Into<BoxError>,
+{
+    type Response = Response<ResponseBody>;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        // The clone is the ready one's twin: keep the polled service for this call.
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let owners = self.layer.owners.clone();
+        let (parts, body) = request.into_parts();
+        let caller = self.layer.source.caller(Some(&parts));
+        let named = session_of(&parts.headers).map(|id| id.map(str::to_owned));
+        let request = Request::from_parts(parts, body);
+        Box::pin(async move {
+            match &named {
+                Some(Some(id)) if owners.may_use(id, &caller) => {}
+                Some(id) => {
+                    if id.as_deref().and_then(|id| owners.owner(id)).is_some() {
+                        tracing::warn!(caller = ?caller, "a request named a session another caller opened");
+                    }
+                    return Ok(not_found());
+                }
+                None => {}
+            }
+            let response = inner.call(request).await?;
+            match &named {
+                // A session that rmcp no longer knows has no owner either.
+                Some(Some(id)) if response.status() == StatusCode::NOT_FOUND => owners.forget(id),
+                Some(_) => {}
+                // A response opening a session: its opener owns it.
+                None => {
+                    if let Some(Some(id)) = session_of(response.headers()) {
+                        owners.bind(id, caller);
+                    }
+                }
+            }
+            Ok(response.map(|b| b.map_err(Into::into).boxed_unsync()))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http::HeaderValue;
+
+    use super::*;
+
+    #[test]
+    fn only_the_owner_may_use_a_session_and_a_closed_one_is_nobodys() {
+        let owners = SessionOwners::default();
+        let alice = Caller::user("https://idp.test", "alice");
+        let bob = Caller::user("https://idp.test", "bob");
+        owners.bind("s1", alice.clone());
+        assert!(owners.may_use("s1", &alice));
+        assert!(!owners.may_use("s1", &bob));
+        assert!(!owners.may_use("s1", &Caller::Anonymous));
+        assert!(!owners.may_use("s2", &alice));
+        owners.forget("s1");
+        assert!(!owners.may_use("s1", &alice));
+        assert!(owners.is_empty());
+    }
+
+    #[test]
+    fn debug_shows_no_session_id() {
+        let owners = SessionOwners::default();
+        owners.bind("secret-session-id", Caller::Anonymous);
+        let shown = format!("{owners:?} {:?}", owners.layer());
+        assert!(!shown.contains("secret-session-id"), "{shown}");
+        assert!(shown.contains("sessions: 1"), "{shown}");
+    }
+
+    #[test]
+    fn the_header_is_read_as_text_or_not_at_all() {
+        let mut headers = http::HeaderMap::new();
+        assert_eq!(session_of(&headers), None);
+        headers.insert(SESSION_HEADER, HeaderValue::from_static("abc"));
+        assert_eq!(session_of(&headers), Some(Some("abc")));
+        headers.insert(
+            SESSION_HEADER,
+            HeaderValue::from_bytes(&[0xff, 0xfe]).unwrap(),
+        );
+        assert_eq!(session_of(&headers), Some(None));
+    }
+}
