@@ -14,12 +14,12 @@
 //! 6. **replay cache** (if configured): atomic check-and-record of the token id until expiry.
 
 use rand_core::TryCryptoRng;
-use subtle::ConstantTimeEq;
 
 use crate::b64;
 use crate::binding::{Aad, Binding};
 use crate::cipher::{Cipher, MAX_NONCE_LEN, TAG_LEN};
 use crate::clock::Clock;
+use crate::ct;
 use crate::error::{ConfigError, ErrorDetail, Reason, Rejection, SealError};
 use crate::key::KeyRing;
 use crate::replay::{NoReplayCache, ReplayCache, ReplayError};
@@ -423,7 +423,10 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
         args: &ArgsDigest,
         now: u64,
     ) -> Result<(), Reason> {
-        if !bool::from(state.method().as_bytes().ct_eq(binding.method().as_bytes())) {
+        if !bool::from(ct::eq(
+            state.method().as_bytes(),
+            binding.method().as_bytes(),
+        )) {
             return Err(Reason::MethodMismatch);
         }
         if state.expires_at_ms() <= now {
@@ -432,7 +435,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
         if state.round() >= self.max_rounds {
             return Err(Reason::RoundsExceeded);
         }
-        if !bool::from(state.args_digest().ct_eq(args)) {
+        if !bool::from(ct::eq(state.args_digest(), args)) {
             return Err(Reason::ArgumentsMismatch);
         }
         Ok(())
