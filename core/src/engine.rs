@@ -423,10 +423,8 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize> Mrtr<C, Clk, R, K> {
         args: &ArgsDigest,
         now: u64,
     ) -> Result<(), Reason> {
-        if !bool::from(ct::eq(
-            state.method().as_bytes(),
-            binding.method().as_bytes(),
-        )) {
+        let method = binding.method().as_bytes();
+        if !bool::from(ct::eq(state.method().as_bytes(), method)) {
             return Err(Reason::MethodMismatch);
         }
         if state.expires_at_ms() <= now {

@@ -353,7 +353,7 @@ const CONSTANT_TIME: &[(&str, &str)] = &[
     ("core/src/engine.rs", "ct::eq(state.args_digest(), args)"),
     (
         "core/src/engine.rs",
-        "ct::eq(state.method().as_bytes(), binding.method().as_bytes())",
+        "ct::eq(state.method().as_bytes(), method)",
     ),
     ("core/src/replay.rs", "ct::eq(&e.id, id)"),
     // The word-at-a-time comparison itself: XOR/OR folding, one barrier on the result.
