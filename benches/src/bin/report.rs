@@ -439,6 +439,7 @@ fn main() {
     o.push('\n');
 
     o.push_str(END_TO_END);
+    o.push_str("## What limits us (this run's numbers)\n\n");
     o.push_str(&limits(&m));
     o.push_str(NOTES);
     std::fs::write(out_path, o).expect("write report");
@@ -711,20 +712,20 @@ const END_TO_END: &str = "## End to end (not measured in this run)
 
 The goal \"mrtr's hosted server within 5 % of the same server on rmcp's `RequestStateCodec`\"
 needs the hosted server, which is being rebuilt on the `mrtr-rmcp` crate. The planned
-measurement, once it lands:
+measurement, to add to `ci/bench.sh` once it lands:
 
-* the same `book_table` tool served twice by `examples/hosted-server` over Streamable HTTP
-  on 127.0.0.1, once with mrtr (default configuration) and once with rmcp's built-in
-  `RequestStateCodec`, each pinned to one core with `taskset` while the load generator runs
-  on the other;
-* a real HTTP load generator (`oha`, from crates.io, installed by `ci/bench.sh`) replaying a
-  captured resume request (`tools/call` with `requestState` and `inputResponses`): a fixed
-  request count after a warm-up, at fixed concurrency (1, 8, 64), reporting requests/s and
-  p50/p99 latency; a fresh token per request is needed for single-use mode, so the replay
-  cache is off in both servers and multi-use tokens are replayed within their TTL;
-* bounded in count and time, loopback only, the server stopped by the script.
-
-## What limits us (this run's numbers)
+* the same `book_table` tool served twice by `examples/hosted-server` over Streamable HTTP on
+  127.0.0.1, once with mrtr (default configuration) and once with rmcp's built-in
+  `RequestStateCodec`, the server pinned to one core with `taskset` and the load generator
+  to the other;
+* a real HTTP load generator, `oha` (crates.io, `cargo install --locked oha`), replaying a
+  captured resume request (`tools/call` with `requestState` and `inputResponses`, and the
+  session header the initialisation returned) with `--no-tui --output-format json`: a fixed
+  request count after a warm-up, at concurrency 1, 8 and 64, reporting requests/s and p50/p99
+  latency side by side. Replaying one token needs multi-use tokens, so both servers run
+  without a replay cache (a second series can mint a fresh token per request through the
+  first round);
+* loopback only, bounded in count and time, servers stopped by the script.
 
 ";
 
