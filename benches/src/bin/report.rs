@@ -851,8 +851,8 @@ fn limits(m: &Medians) -> String {
     }
     let _ = writeln!(
         o,
-        "  * the rest (writing the state and header, the resume checks, buffer handling, \
-         the AAD that a prebuilt buffer does not copy): {} ({:.0}%)",
+        "  * the rest (writing the state and header, the resume checks, copies and buffer \
+         handling, and this run's noise): {} ({:.0}%)",
         fmt_ns((gap - named).max(0.0)),
         100.0 * (gap - named).max(0.0) / gap
     );
