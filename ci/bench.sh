@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The benchmark report: runs every benchmark and writes BENCHMARKS.md.
+# The benchmark report: runs every benchmark and writes BENCHMARKS.md and its chart,
+# docs/bench/roundtrip.svg.
 #
-#   bash ci/bench.sh            # full run, ~10-15 minutes on 2 cores
-#   QUICK=1 bash ci/bench.sh    # a few-minute smoke run (short criterion times)
+#   bash ci/bench.sh            # full run, ~25-30 minutes on 2 cores (plus the first builds)
+#   QUICK=1 bash ci/bench.sh    # a smoke run (short criterion times)
+#
+# Besides the ordinary release build it makes a second, smaller one with
+# RUSTFLAGS="-C target-feature=+avx2" (in $CARGO_TARGET_DIR/avx2, without the peer libraries)
+# and re-measures the ChaCha20-Poly1305 rows with it, on a CPU that has AVX2.
 #
 # Not part of ci/test.sh: benchmark numbers come from this command only. It builds into
 # $CARGO_TARGET_DIR (default /work/targets/bench), starts its own redis-server on a free
@@ -55,8 +60,23 @@ started="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 log "criterion: raw AEAD floors and implementations"
 rm -rf "$CARGO_TARGET_DIR/criterion"
 cargo bench -q --locked -p mrtr-benches --bench aead -- "${CRIT[@]}" >"$WORK/aead.txt"
-log "criterion: mrtr, the b64 decoder and peers"
+log "criterion: mrtr, the fair floors, the parts and the peers"
 cargo bench -q --locked -p mrtr-benches --bench tokens -- "${CRIT[@]}" >"$WORK/tokens.txt"
+avx2_crit=""
+if grep -qw avx2 /proc/cpuinfo; then
+    log "AVX2 build (-C target-feature=+avx2): ChaCha20-Poly1305 rows"
+    avx2_target="$CARGO_TARGET_DIR/avx2"
+    rm -rf "$avx2_target/criterion"
+    RUSTFLAGS="-C target-feature=+avx2" CARGO_TARGET_DIR="$avx2_target" \
+        cargo bench -q --locked -p mrtr-benches --no-default-features --bench aead -- \
+        "${CRIT[@]}" '^aead-roundtrip/rustcrypto-x?chacha20poly1305/' >"$WORK/aead-avx2.txt"
+    RUSTFLAGS="-C target-feature=+avx2" CARGO_TARGET_DIR="$avx2_target" \
+        cargo bench -q --locked -p mrtr-benches --no-default-features --bench tokens -- \
+        "${CRIT[@]}" '^(roundtrip|fairfloor)/(mrtr|floor)-x?chacha20poly1305/' >"$WORK/tokens-avx2.txt"
+    avx2_crit="$avx2_target/criterion"
+else
+    log "this CPU has no AVX2: the AVX2 section of the report stays empty"
+fi
 log "allocations per operation"
 "$CARGO_TARGET_DIR/release/allocs" "$ALLOC_ITERS" >"$WORK/allocs.tsv"
 log "replay caches (in-process and Redis on 127.0.0.1:$port)"
@@ -76,7 +96,7 @@ cpu="$(awk -F: '/model name/ {sub(/^ /, "", $2); print $2; exit}' /proc/cpuinfo)
     echo
     echo "* CPU: $cpu, $(nproc) cores ($(grep -o -w -E 'aes|avx2|avx512f|vaes|vpclmulqdq|sha_ni' /proc/cpuinfo | sort -u | tr '\n' ' '))"
     echo "* Memory: $(free -g | awk '/Mem:/ {print $2}') GiB; kernel $(uname -r)"
-    echo "* Toolchain: $(rustc --version); release profile, no target-cpu flags (runtime CPU feature detection)"
+    echo "* Toolchain: $(rustc --version); release profile, no target-cpu flags (runtime CPU feature detection), except the AVX2 section's second build"
     echo "* Run: $started to $finished (UTC), criterion ${CRIT[*]}"
     echo "* Load before: \`${load_before#*load}\`; after: \`${load_after#*load}\`"
     echo "* Redis: $(redis-server --version | awk '{print $3}' | tr -d 'v='), loopback"
@@ -86,6 +106,7 @@ cpu="$(awk -F: '/model name/ {sub(/^ /, "", $2); print $2; exit}' /proc/cpuinfo)
     echo "ratios within one run are the more stable numbers."
 } >"$WORK/machine.md"
 
+# shellcheck disable=SC2086 # avx2_crit is one path or nothing
 "$CARGO_TARGET_DIR/release/report" "$CARGO_TARGET_DIR/criterion" "$WORK/allocs.tsv" \
-    "$WORK/replay.tsv" "$WORK/machine.md" "$OUT"
-log "wrote $OUT (raw outputs in $WORK)"
+    "$WORK/replay.tsv" "$WORK/machine.md" "$OUT" $avx2_crit
+log "wrote $OUT and its chart (raw outputs in $WORK)"

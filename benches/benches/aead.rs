@@ -39,17 +39,23 @@ fn rows(c: &mut Criterion, aead: &dyn RawAead) {
 }
 
 fn all(c: &mut Criterion) {
-    let impls: [&dyn RawAead; 7] = [
-        &floor::rustcrypto_aes_gcm(),
-        &floor::rustcrypto_chacha(),
-        &floor::rustcrypto_xchacha(),
-        &floor::ring_aes_gcm(),
-        &floor::ring_chacha(),
-        &floor::aws_lc_aes_gcm(),
-        &floor::aws_lc_chacha(),
+    #[cfg_attr(not(feature = "comparisons"), allow(unused_mut))]
+    let mut impls: Vec<Box<dyn RawAead>> = vec![
+        Box::new(floor::rustcrypto_aes_gcm()),
+        Box::new(floor::rustcrypto_chacha()),
+        Box::new(floor::rustcrypto_xchacha()),
+        Box::new(floor::rustcrypto_aes_gcm_siv()),
     ];
-    for aead in impls {
-        rows(c, aead);
+    #[cfg(feature = "comparisons")]
+    impls.extend([
+        Box::new(floor::aws_lc_aes_gcm_siv()) as Box<dyn RawAead>,
+        Box::new(floor::ring_aes_gcm()),
+        Box::new(floor::ring_chacha()),
+        Box::new(floor::aws_lc_aes_gcm()),
+        Box::new(floor::aws_lc_chacha()),
+    ]);
+    for aead in &impls {
+        rows(c, aead.as_ref());
     }
 }
 

@@ -1,20 +1,28 @@
-//! mrtr's seal, unseal, round trip and resume cycle per backend, and the peer token libraries
-//! on the same continuations. Groups: `seal`, `unseal`, `roundtrip`, `cycle`; ids are
-//! `<row>/<continuation bytes>`.
+//! mrtr's seal, unseal, round trip and resume cycle per backend and nonce source, the fair
+//! floors, the parts of a round trip, and the peer token libraries on the same continuations.
+//!
+//! Groups: `seal`, `unseal`, `roundtrip`, `cycle` (mrtr and peers), `fairfloor` (round trips
+//! of `mrtr_benches::fair_floor`), `b64-encode`, `b64-decode`, `parts` (one random draw, one
+//! clock read, one associated-data build). Ids are `<row>/<continuation bytes>`.
 
 use std::hint::black_box;
 use std::time::Duration;
 
+use base64::Engine as _;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use mrtr_aes_gcm::Aes256Gcm;
+use mrtr_aes_gcm_siv::Aes256GcmSiv;
+use mrtr_benches::fair_floor::{FairFloor, fastest_b64};
+#[cfg(feature = "comparisons")]
 use mrtr_benches::peers::{self, Peer};
-use mrtr_benches::{ARGS, FastRng, binding, continuation, key_ring};
+use mrtr_benches::{ARGS, KEY_ID, binding, continuation, key_ring};
 use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 use mrtr_core::cipher::Cipher;
-use mrtr_core::{Mrtr, Round, TokenBuf, token_len_for};
+use mrtr_core::{Clock, Mrtr, Round, TokenBuf, token_len_for};
 use mrtr_std::replay::MemoryReplayCache;
+use mrtr_std::rng_fast::FastRng;
 use mrtr_std::{OsRng, SystemClock};
-use rand_core::TryCryptoRng;
+use rand_core::{SeedableRng, TryCryptoRng, TryRng};
 
 /// Distinct tokens an unseal row cycles through. Opening one token over and over lets the
 /// branch predictor learn its exact text, which hides the cost of a branchy decoder; real
@@ -24,9 +32,14 @@ const POOL: usize = 256;
 /// In-process replay cache capacity for the cycle rows (2 s of ids at up to 1 M cycles/s).
 const CYCLE_CACHE: usize = 2_000_000;
 
-/// Seal, unseal and round trip of one backend at one continuation size, with the buffer sized
-/// for exactly that size (`N = token_len_for(n)`).
-fn mrtr_rows<C: Cipher, const N: usize>(c: &mut Criterion, id: &str, n: usize) {
+/// Seal, unseal, round trip and cycle of one backend with one nonce source at one
+/// continuation size, with the buffer sized for exactly that size (`N = token_len_for(n)`).
+fn mrtr_rows<C: Cipher, G: TryCryptoRng, const N: usize>(
+    c: &mut Criterion,
+    id: &str,
+    n: usize,
+    rng: &mut G,
+) {
     let mrtr = Mrtr::builder(key_ring::<C>(), SystemClock)
         .without_audience()
         .build()
@@ -35,20 +48,12 @@ fn mrtr_rows<C: Cipher, const N: usize>(c: &mut Criterion, id: &str, n: usize) {
     let cont = continuation(n);
     let mut out = TokenBuf::<N>::new();
     let mut buf = TokenBuf::<N>::new();
-    let mut rng = OsRng;
 
     c.benchmark_group("seal")
         .bench_function(BenchmarkId::new(id, n), |b| {
             b.iter(|| {
                 let s = mrtr
-                    .pause(
-                        Round::FIRST,
-                        &call,
-                        &ARGS,
-                        black_box(&cont),
-                        &mut rng,
-                        &mut out,
-                    )
+                    .pause(Round::FIRST, &call, &ARGS, black_box(&cont), rng, &mut out)
                     .expect("seal");
                 black_box(s.as_str().len())
             })
@@ -56,7 +61,7 @@ fn mrtr_rows<C: Cipher, const N: usize>(c: &mut Criterion, id: &str, n: usize) {
 
     let tokens: Vec<String> = (0..POOL)
         .map(|_| {
-            mrtr.pause(Round::FIRST, &call, &ARGS, &cont, &mut rng, &mut out)
+            mrtr.pause(Round::FIRST, &call, &ARGS, &cont, rng, &mut out)
                 .expect("seal")
                 .as_str()
                 .to_owned()
@@ -74,8 +79,8 @@ fn mrtr_rows<C: Cipher, const N: usize>(c: &mut Criterion, id: &str, n: usize) {
             })
         });
 
-    roundtrip(c, id, n, &mrtr, &mut rng, &mut out, &mut buf);
-    cycle::<C, _, N>(c, id, n, &mut rng, &mut out, &mut buf);
+    roundtrip(c, id, n, &mrtr, rng, &mut out, &mut buf);
+    cycle::<C, _, N>(c, id, n, rng, &mut out, &mut buf);
 }
 
 fn roundtrip<C: Cipher, G: TryCryptoRng, const N: usize>(
@@ -143,9 +148,9 @@ fn cycle<C: Cipher, G: TryCryptoRng, const N: usize>(
         });
 }
 
-/// mrtr's own work without the two `getrandom` system calls per seal: AES-256-GCM with a
-/// userspace generator (diagnostic row, not a supported configuration).
-fn mrtr_fast_rng<const N: usize>(c: &mut Criterion, n: usize) {
+/// AES-256-GCM with the fast userspace generator: a diagnostic of what the system call costs
+/// this backend, NOT a supported configuration (see SECURITY.md).
+fn aes_gcm_fast_rng<const N: usize>(c: &mut Criterion, n: usize) {
     let mrtr = Mrtr::builder(key_ring::<Aes256Gcm>(), SystemClock)
         .without_audience()
         .build()
@@ -154,17 +159,26 @@ fn mrtr_fast_rng<const N: usize>(c: &mut Criterion, n: usize) {
     let mut buf = TokenBuf::<N>::new();
     roundtrip(
         c,
-        "mrtr-aes256gcm-userspace-rng",
+        "mrtr-aes256gcm-fastrng",
         n,
         &mrtr,
-        &mut FastRng::default(),
+        &mut FastRng,
         &mut out,
         &mut buf,
     );
 }
 
-/// Core's base64url decoder against the table-driven one in `mrtr_benches::b64_table`, on the
-/// text of a real token for each continuation size (diagnostic: the proposed core change).
+fn fair_floor<C: Cipher>(c: &mut Criterion, id: &str, n: usize) {
+    let mut floor = FairFloor::<C>::new(n);
+    c.benchmark_group("fairfloor")
+        .bench_function(BenchmarkId::new(id, n), |b| {
+            b.iter(|| black_box(floor.roundtrip()))
+        });
+}
+
+/// The base64url parts: core's codec (as mrtr-std builds it), `base64`'s scalar engine and
+/// its SIMD engine, on the bytes and text of real tokens of each size (a pool, so the text
+/// changes every call).
 fn b64_rows<const N: usize>(c: &mut Criterion, n: usize) {
     let mrtr = Mrtr::builder(key_ring::<Aes256Gcm>(), SystemClock)
         .without_audience()
@@ -187,31 +201,98 @@ fn b64_rows<const N: usize>(c: &mut Criterion, n: usize) {
             .to_vec()
         })
         .collect();
-    let mut buf = texts[0].clone();
-    let mut group = c.benchmark_group("b64-decode");
-    let mut next = texts.iter().cycle();
-    group.bench_function(BenchmarkId::new("core", n), |b| {
+    let scalar = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let simd = fastest_b64();
+    let raws: Vec<Vec<u8>> = texts
+        .iter()
+        .map(|t| scalar.decode(t).expect("token text"))
+        .collect();
+    let mut buf = vec![0u8; N];
+    let mut next = 0usize;
+
+    let mut g = c.benchmark_group("b64-decode");
+    g.bench_function(BenchmarkId::new("core", n), |b| {
         b.iter(|| {
-            let text = next.next().expect("endless");
-            buf.copy_from_slice(text);
-            black_box(mrtr_core::b64::decode_in_place(
-                black_box(&mut buf),
-                text.len(),
+            next = (next + 1) % POOL;
+            black_box(mrtr_core::b64::decode_into(
+                black_box(&texts[next]),
+                &mut buf,
             ))
         })
     });
-    group.bench_function(BenchmarkId::new("table", n), |b| {
+    g.bench_function(BenchmarkId::new("base64-scalar", n), |b| {
         b.iter(|| {
-            let text = next.next().expect("endless");
-            buf.copy_from_slice(text);
-            black_box(mrtr_benches::b64_table::decode_in_place(
+            next = (next + 1) % POOL;
+            black_box(scalar.decode_slice(black_box(&texts[next]), &mut buf))
+        })
+    });
+    g.bench_function(BenchmarkId::new("base64-simd", n), |b| {
+        b.iter(|| {
+            next = (next + 1) % POOL;
+            black_box(simd.decode_slice(black_box(&texts[next]), &mut buf))
+        })
+    });
+    drop(g);
+
+    let mut g = c.benchmark_group("b64-encode");
+    g.bench_function(BenchmarkId::new("core-in-place", n), |b| {
+        b.iter(|| {
+            next = (next + 1) % POOL;
+            let raw = &raws[next];
+            buf[..raw.len()].copy_from_slice(raw);
+            black_box(mrtr_core::b64::encode_in_place(
                 black_box(&mut buf),
-                text.len(),
+                raw.len(),
             ))
+        })
+    });
+    g.bench_function(BenchmarkId::new("base64-scalar", n), |b| {
+        b.iter(|| {
+            next = (next + 1) % POOL;
+            black_box(scalar.encode_slice(black_box(&raws[next]), &mut buf))
+        })
+    });
+    g.bench_function(BenchmarkId::new("base64-simd", n), |b| {
+        b.iter(|| {
+            next = (next + 1) % POOL;
+            black_box(simd.encode_slice(black_box(&raws[next]), &mut buf))
         })
     });
 }
 
+/// Size-independent parts of a seal: one 28-byte draw (token id + 96-bit nonce) from each
+/// generator, one wall-clock read, one associated-data build. Id `<part>/28` or `<part>/0`.
+fn parts(c: &mut Criterion) {
+    let mut g = c.benchmark_group("parts");
+    let mut draw = [0u8; 28];
+    g.bench_function(BenchmarkId::new("rng-os", 28), |b| {
+        b.iter(|| OsRng.try_fill_bytes(black_box(&mut draw)).expect("os"))
+    });
+    g.bench_function(BenchmarkId::new("rng-fast", 28), |b| {
+        b.iter(|| FastRng.try_fill_bytes(black_box(&mut draw)).expect("fast"))
+    });
+    let mut chacha = chacha20::ChaCha20Rng::from_seed([7; 32]);
+    g.bench_function(BenchmarkId::new("rng-chacha20", 28), |b| {
+        b.iter(|| {
+            let Ok(()) = chacha.try_fill_bytes(black_box(&mut draw));
+        })
+    });
+    g.bench_function(BenchmarkId::new("clock", 0), |b| {
+        b.iter(|| black_box(SystemClock.now_ms()))
+    });
+    let mut header = vec![2, 1, KEY_ID.len() as u8];
+    header.extend_from_slice(KEY_ID.as_bytes());
+    let call = binding();
+    g.bench_function(BenchmarkId::new("aad-build", 0), |b| {
+        b.iter(|| {
+            let aad =
+                mrtr_core::binding::Aad::build(black_box(&header), None, &call).expect("fits");
+            black_box(aad.as_bytes().len())
+        })
+    });
+}
+
+#[cfg(feature = "comparisons")]
 fn peer_rows(c: &mut Criterion, peer: &mut dyn Peer, n: usize) {
     let id = peer.id();
     let cont = continuation(n);
@@ -245,41 +326,82 @@ macro_rules! per_size {
 }
 
 fn aes_gcm<const N: usize>(c: &mut Criterion, n: usize) {
-    mrtr_rows::<Aes256Gcm, N>(c, "mrtr-aes256gcm", n);
+    mrtr_rows::<Aes256Gcm, _, N>(c, "mrtr-aes256gcm", n, &mut OsRng);
 }
 
 fn chacha<const N: usize>(c: &mut Criterion, n: usize) {
-    mrtr_rows::<ChaCha20Poly1305, N>(c, "mrtr-chacha20poly1305", n);
+    mrtr_rows::<ChaCha20Poly1305, _, N>(c, "mrtr-chacha20poly1305", n, &mut OsRng);
 }
 
 fn xchacha<const N: usize>(c: &mut Criterion, n: usize) {
-    mrtr_rows::<XChaCha20Poly1305, N>(c, "mrtr-xchacha20poly1305", n);
+    mrtr_rows::<XChaCha20Poly1305, _, N>(c, "mrtr-xchacha20poly1305", n, &mut OsRng);
 }
 
+#[cfg(feature = "comparisons")]
 fn awslc_aes_gcm<const N: usize>(c: &mut Criterion, n: usize) {
-    mrtr_rows::<mrtr_aws_lc::Aes256Gcm, N>(c, "mrtr-awslc-aes256gcm", n);
+    mrtr_rows::<mrtr_aws_lc::Aes256Gcm, _, N>(c, "mrtr-awslc-aes256gcm", n, &mut OsRng);
 }
 
+#[cfg(feature = "comparisons")]
 fn awslc_chacha<const N: usize>(c: &mut Criterion, n: usize) {
-    mrtr_rows::<mrtr_aws_lc::ChaCha20Poly1305, N>(c, "mrtr-awslc-chacha20poly1305", n);
+    mrtr_rows::<mrtr_aws_lc::ChaCha20Poly1305, _, N>(
+        c,
+        "mrtr-awslc-chacha20poly1305",
+        n,
+        &mut OsRng,
+    );
+}
+
+fn gcm_siv<const N: usize>(c: &mut Criterion, n: usize) {
+    mrtr_rows::<Aes256GcmSiv, _, N>(c, "mrtr-aes256gcmsiv", n, &mut OsRng);
+}
+
+fn gcm_siv_fast<const N: usize>(c: &mut Criterion, n: usize) {
+    mrtr_rows::<Aes256GcmSiv, _, N>(c, "mrtr-aes256gcmsiv-fastrng", n, &mut FastRng);
 }
 
 fn mrtr(c: &mut Criterion) {
     per_size!(c, aes_gcm);
     per_size!(c, chacha);
     per_size!(c, xchacha);
-    per_size!(c, awslc_aes_gcm);
-    per_size!(c, awslc_chacha);
-    per_size!(c, mrtr_fast_rng);
+    #[cfg(feature = "comparisons")]
+    {
+        per_size!(c, awslc_aes_gcm);
+        per_size!(c, awslc_chacha);
+    }
+    per_size!(c, gcm_siv);
+    per_size!(c, gcm_siv_fast);
+    per_size!(c, aes_gcm_fast_rng);
+}
+
+fn floors(c: &mut Criterion) {
+    for n in mrtr_benches::SIZES {
+        fair_floor::<Aes256Gcm>(c, "floor-aes256gcm", n);
+        fair_floor::<ChaCha20Poly1305>(c, "floor-chacha20poly1305", n);
+        fair_floor::<XChaCha20Poly1305>(c, "floor-xchacha20poly1305", n);
+        #[cfg(feature = "comparisons")]
+        {
+            fair_floor::<mrtr_aws_lc::Aes256Gcm>(c, "floor-awslc-aes256gcm", n);
+            fair_floor::<mrtr_aws_lc::ChaCha20Poly1305>(c, "floor-awslc-chacha20poly1305", n);
+        }
+        fair_floor::<Aes256GcmSiv>(c, "floor-aes256gcmsiv", n);
+    }
+}
+
+fn diagnostics(c: &mut Criterion) {
     per_size!(c, b64_rows);
+    parts(c);
 }
 
 fn peers(c: &mut Criterion) {
+    #[cfg(feature = "comparisons")]
     for mut peer in peers::all() {
         for n in mrtr_benches::SIZES {
             peer_rows(c, peer.as_mut(), n);
         }
     }
+    #[cfg(not(feature = "comparisons"))]
+    let _ = c;
 }
 
 fn config() -> Criterion {
@@ -292,6 +414,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = mrtr, peers
+    targets = mrtr, floors, diagnostics, peers
 }
 criterion_main!(benches);

@@ -65,13 +65,12 @@ pub fn key_ring<C: Cipher>() -> KeyRing<C, 4> {
     KeyRing::new(Key::new(id, SecretKey::from_bytes(KEY)))
 }
 
-/// A userspace generator for isolating mrtr's own cost from the system call: a counter
-/// mixed with SplitMix64. NOT cryptographic; benchmark use only, never labelled as mrtr's
-/// real path.
+/// A counter mixed with SplitMix64, for generating many distinct ids quickly (the replay
+/// cache benchmarks). NOT cryptographic; never used to seal a measured token.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct FastRng(u64);
+pub struct SplitMix(u64);
 
-impl FastRng {
+impl SplitMix {
     /// A generator whose stream starts at a random point (seeded from the OS once), so that
     /// generators created apart never repeat each other's ids in practice.
     pub fn from_os() -> Self {
@@ -79,7 +78,7 @@ impl FastRng {
     }
 }
 
-impl TryRng for FastRng {
+impl TryRng for SplitMix {
     type Error = core::convert::Infallible;
 
     fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
@@ -103,4 +102,4 @@ impl TryRng for FastRng {
     }
 }
 
-impl TryCryptoRng for FastRng {}
+impl TryCryptoRng for SplitMix {}

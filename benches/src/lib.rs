@@ -1,13 +1,16 @@
-//! Shared fixtures for mrtr's benchmarks: payloads, the binding, the raw-AEAD floor, the peer token libraries, and a counting allocator.
+//! Shared fixtures for mrtr's benchmarks: payloads, the binding, the raw-AEAD floor, the fair
+//! floor, the peer token libraries, a counting allocator and the report's chart.
 //!
 //! Nothing here is timed: the criterion benches in `benches/` and the measurement binaries in
 //! `src/bin/` do the timing and counting. See `BENCHMARKS.md` and `ci/bench.sh`.
 
 pub mod alloc_count;
-pub mod b64_table;
+pub mod chart;
+pub mod fair_floor;
 pub mod fifo_replay;
 pub mod fixtures;
 pub mod floor;
+#[cfg(feature = "comparisons")]
 pub mod peers;
 pub mod report;
 

@@ -27,6 +27,7 @@ pub mod b64;
 pub mod binding;
 pub mod cipher;
 pub mod clock;
+mod ct;
 pub mod engine;
 pub mod error;
 pub mod key;

@@ -4,6 +4,7 @@
 //! Usage: `allocs [ITERATIONS [ROW-FILTER]]` (default 2000 iterations, every row).
 
 use mrtr_aes_gcm::Aes256Gcm;
+use mrtr_aes_gcm_siv::Aes256GcmSiv;
 use mrtr_benches::alloc_count::{Counting, per_op, per_op_after};
 use mrtr_benches::floor::{self, RawAead};
 use mrtr_benches::peers;
@@ -13,7 +14,9 @@ use mrtr_core::cipher::Cipher;
 use mrtr_core::{Mrtr, Round, TokenBuf, token_len_for};
 use mrtr_std::clock::ManualClock;
 use mrtr_std::replay::MemoryReplayCache;
+use mrtr_std::rng_fast::FastRng;
 use mrtr_std::{OsRng, SystemClock};
+use rand_core::TryCryptoRng;
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
@@ -27,7 +30,12 @@ fn line(group: &str, row: &str, n: usize, (allocs, bytes): (f64, f64)) {
     println!("{group}\t{row}\t{n}\t{allocs:.2}\t{bytes:.0}");
 }
 
-fn mrtr_rows<C: Cipher, const N: usize>(iters: u64, id: &str, n: usize) {
+fn mrtr_rows<C: Cipher, G: TryCryptoRng, const N: usize>(
+    iters: u64,
+    id: &str,
+    n: usize,
+    rng: &mut G,
+) {
     if !wanted(id) {
         return;
     }
@@ -37,7 +45,6 @@ fn mrtr_rows<C: Cipher, const N: usize>(iters: u64, id: &str, n: usize) {
         .expect("config");
     let call = binding();
     let cont = continuation(n);
-    let mut rng = OsRng;
     // Buffers live on the heap here only because 4 KiB-continuation buffers are large; the
     // allocation happens once, outside the counted loop.
     let mut out = Box::new(TokenBuf::<N>::new());
@@ -48,13 +55,13 @@ fn mrtr_rows<C: Cipher, const N: usize>(iters: u64, id: &str, n: usize) {
         id,
         n,
         per_op(iters, || {
-            mrtr.pause(Round::FIRST, &call, &ARGS, &cont, &mut rng, &mut out)
+            mrtr.pause(Round::FIRST, &call, &ARGS, &cont, rng, &mut out)
                 .expect("seal");
         }),
     );
 
     let token = mrtr
-        .pause(Round::FIRST, &call, &ARGS, &cont, &mut rng, &mut out)
+        .pause(Round::FIRST, &call, &ARGS, &cont, rng, &mut out)
         .expect("seal")
         .as_str()
         .to_owned();
@@ -73,7 +80,7 @@ fn mrtr_rows<C: Cipher, const N: usize>(iters: u64, id: &str, n: usize) {
         n,
         per_op(iters, || {
             let s = mrtr
-                .pause(Round::FIRST, &call, &ARGS, &cont, &mut rng, &mut out)
+                .pause(Round::FIRST, &call, &ARGS, &cont, rng, &mut out)
                 .expect("seal");
             mrtr.resume(s.as_str(), &call, &ARGS, &mut buf)
                 .expect("unseal");
@@ -95,7 +102,7 @@ fn mrtr_rows<C: Cipher, const N: usize>(iters: u64, id: &str, n: usize) {
     let mut tok = String::with_capacity(N);
     tok.push_str(
         chain
-            .pause(Round::FIRST, &call, &ARGS, &cont, &mut rng, &mut out)
+            .pause(Round::FIRST, &call, &ARGS, &cont, rng, &mut out)
             .expect("seal")
             .as_str(),
     );
@@ -107,7 +114,7 @@ fn mrtr_rows<C: Cipher, const N: usize>(iters: u64, id: &str, n: usize) {
             clock.advance(1);
             let r = chain.resume(&tok, &call, &ARGS, &mut buf).expect("resume");
             let s = chain
-                .pause(r.next_round(), &call, &ARGS, &cont, &mut rng, &mut out)
+                .pause(r.next_round(), &call, &ARGS, &cont, rng, &mut out)
                 .expect("seal");
             tok.clear();
             tok.push_str(s.as_str());
@@ -117,10 +124,13 @@ fn mrtr_rows<C: Cipher, const N: usize>(iters: u64, id: &str, n: usize) {
 
 macro_rules! per_size {
     ($iters:expr, $cipher:ty, $id:expr) => {
-        mrtr_rows::<$cipher, { token_len_for(64) }>($iters, $id, 64);
-        mrtr_rows::<$cipher, { token_len_for(256) }>($iters, $id, 256);
-        mrtr_rows::<$cipher, { token_len_for(1024) }>($iters, $id, 1024);
-        mrtr_rows::<$cipher, { token_len_for(4096) }>($iters, $id, 4096);
+        per_size!($iters, $cipher, $id, OsRng)
+    };
+    ($iters:expr, $cipher:ty, $id:expr, $rng:expr) => {
+        mrtr_rows::<$cipher, _, { token_len_for(64) }>($iters, $id, 64, &mut $rng);
+        mrtr_rows::<$cipher, _, { token_len_for(256) }>($iters, $id, 256, &mut $rng);
+        mrtr_rows::<$cipher, _, { token_len_for(1024) }>($iters, $id, 1024, &mut $rng);
+        mrtr_rows::<$cipher, _, { token_len_for(4096) }>($iters, $id, 4096, &mut $rng);
     };
 }
 
@@ -157,11 +167,14 @@ fn main() {
         mrtr_aws_lc::ChaCha20Poly1305,
         "mrtr-awslc-chacha20poly1305"
     );
+    per_size!(iters, Aes256GcmSiv, "mrtr-aes256gcmsiv");
+    per_size!(iters, Aes256GcmSiv, "mrtr-aes256gcmsiv-fastrng", FastRng);
 
-    let floors: [&dyn RawAead; 7] = [
+    let floors: [&dyn RawAead; 8] = [
         &floor::rustcrypto_aes_gcm(),
         &floor::rustcrypto_chacha(),
         &floor::rustcrypto_xchacha(),
+        &floor::rustcrypto_aes_gcm_siv(),
         &floor::ring_aes_gcm(),
         &floor::ring_chacha(),
         &floor::aws_lc_aes_gcm(),

@@ -16,7 +16,7 @@
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use mrtr_benches::FastRng;
+use mrtr_benches::SplitMix;
 use mrtr_benches::fifo_replay::FifoReplayCache;
 use mrtr_core::TokenId;
 use mrtr_core::replay::ReplayCache;
@@ -36,7 +36,7 @@ fn out(key: &str, value: f64, unit: &str, label: &str) {
     println!("{key}\t{value}\t{unit}\t{label}");
 }
 
-fn fresh_id(rng: &mut FastRng) -> TokenId {
+fn fresh_id(rng: &mut SplitMix) -> TokenId {
     let mut id = [0u8; 16];
     let _ = rng.try_fill_bytes(&mut id);
     id
@@ -55,7 +55,7 @@ fn rss() -> u64 {
 
 /// Fills `cache` with `LIVE` entries whose expiries are spread over the next `LIVE` virtual ms.
 fn fill(cache: &impl ReplayCache) {
-    let mut rng = FastRng::from_os();
+    let mut rng = SplitMix::from_os();
     for i in 0..LIVE {
         cache
             .check_and_record(&fresh_id(&mut rng), T0 + 1 + i, T0)
@@ -72,7 +72,7 @@ fn inproc_rate(cache: &(impl ReplayCache + Sync), threads: u64, secs: f64, start
             .map(|t| {
                 let barrier = &barrier;
                 s.spawn(move || {
-                    let mut rng = FastRng::from_os();
+                    let mut rng = SplitMix::from_os();
                     barrier.wait();
                     let begin = Instant::now();
                     let mut n = 0u64;
@@ -164,7 +164,7 @@ fn redis(url: &str, secs: f64) {
         .build()
         .expect("redis config");
     rt.block_on(async {
-        let mut rng = FastRng::from_os();
+        let mut rng = SplitMix::from_os();
         let now = T0;
         // Warm up the connection.
         for _ in 0..1000 {

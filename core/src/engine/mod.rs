@@ -21,12 +21,12 @@
 //! 7. **replay cache** (if configured): atomic check-and-record of the token id until expiry.
 
 use rand_core::TryCryptoRng;
-use subtle::ConstantTimeEq;
 
 use crate::b64;
 use crate::binding::{Aad, Binding, BindingError};
 use crate::cipher::Cipher;
 use crate::clock::Clock;
+use crate::ct;
 use crate::error::{ErrorDetail, Reason, Rejection, SealError};
 use crate::key::KeyRing;
 use crate::limits::{MAX_AAD_LEN, MAX_NONCE_LEN, TAG_LEN, TOKEN_ID_LEN};
@@ -386,7 +386,8 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         args: &ArgsDigest,
         now: u64,
     ) -> Result<(), Reason> {
-        if !bool::from(state.method().as_bytes().ct_eq(binding.method().as_bytes())) {
+        let method = binding.method().as_bytes();
+        if !bool::from(ct::eq(state.method().as_bytes(), method)) {
             return Err(Reason::MethodMismatch);
         }
         let (issued, expires) = (state.issued_at_ms(), state.expires_at_ms());
@@ -403,7 +404,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         if state.round() >= self.config.max_rounds {
             return Err(Reason::RoundsExceeded);
         }
-        if !bool::from(state.args_digest().ct_eq(args)) {
+        if !bool::from(ct::eq(state.args_digest(), args)) {
             return Err(Reason::ArgumentsMismatch);
         }
         Ok(())

@@ -2,9 +2,9 @@
 
 use core::cell::RefCell;
 
+use crate::ct;
 use critical_section::Mutex;
 use heapless::Vec;
-use subtle::ConstantTimeEq;
 
 use super::{DEFAULT_SPANS, EvictedSpans, ReplayCache, ReplayError};
 use crate::state::TokenId;
@@ -76,7 +76,7 @@ impl<const N: usize> ReplaySet<N> {
         let seen = self
             .entries
             .iter()
-            .fold(subtle::Choice::from(0), |acc, e| acc | e.id.ct_eq(id));
+            .fold(subtle::Choice::from(0), |acc, e| acc | ct::eq(&e.id, id));
         if bool::from(seen) {
             return Err(ReplayError::Replayed);
         }

@@ -7,6 +7,7 @@
 
 use getrandom::SysRng;
 use mrtr_aes_gcm::Aes256Gcm;
+use mrtr_aes_gcm_siv::Aes256GcmSiv;
 use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
@@ -168,5 +169,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     run::<Aes256Gcm>()?;
     run::<ChaCha20Poly1305>()?;
     run::<XChaCha20Poly1305>()?;
+    run::<Aes256GcmSiv>()?;
     Ok(())
 }
