@@ -57,8 +57,12 @@ fuzz_target!(|ops: Vec<Op>| {
                 accepted.push((id, exp));
             }
             Err(ReplayError::Full) => {
+                // Every slot holds a live entry (the set drops expired ones first). More
+                // accepted tokens may be live by now than the set holds: one forgotten while
+                // the clock was ahead is live again after the clock stepped back.
                 let live = accepted.iter().filter(|&&(_, e)| e > now).count();
-                assert_eq!(live, CAP, "{op:?}: Full with {live} live entries");
+                assert_eq!(set.len(), CAP, "{op:?}: Full with {} entries", set.len());
+                assert!(live >= CAP, "{op:?}: Full with {live} live entries");
             }
             Err(ReplayError::Replayed) if !spent && exp > now => {
                 let latest = accepted.iter().map(|&(_, e)| e).max();
