@@ -4,8 +4,8 @@
 FW_DIR="$MRTR_ROOT/examples/gateway-firmware"
 # One target per family: Cortex-M0 (micro:bit), M3, M4F, RISC-V rv32imc.
 FW_TARGETS=(thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf riscv32imc-unknown-none-elf)
-FW_FULL_BINS=(aes-gcm chacha20poly1305 xchacha20poly1305)
-FW_FOOTPRINT_BINS=(footprint-baseline footprint-aes-gcm footprint-chacha20poly1305 footprint-xchacha20poly1305)
+FW_FULL_BINS=(aes-gcm chacha20poly1305 xchacha20poly1305 aes-gcm-siv)
+FW_FOOTPRINT_BINS=(footprint-baseline footprint-aes-gcm footprint-chacha20poly1305 footprint-xchacha20poly1305 footprint-aes-gcm-siv)
 export CARGO_TARGET_DIR="${FW_TARGET_DIR:-$FW_DIR/target}"
 # The host-side decoder of the firmware's log frames; CI installs it (ensure_defmt_print).
 DEFMT_PRINT_VERSION=1.2.0

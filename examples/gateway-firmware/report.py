@@ -26,7 +26,11 @@ BACKENDS = [
     ("aes-gcm", "AES-256-GCM"),
     ("chacha20poly1305", "ChaCha20-Poly1305"),
     ("xchacha20poly1305", "XChaCha20-Poly1305"),
+    ("aes-gcm-siv", "AES-256-GCM-SIV"),
 ]
+# The stack frames listed in detail: these backends, on these targets.
+FRAME_BACKENDS = ["aes-gcm", "chacha20poly1305", "aes-gcm-siv"]
+FRAME_TARGETS = ["thumbv7em-none-eabihf", "riscv32imc-unknown-none-elf"]
 OPS = [("seal", "default"), ("resume", "default"), ("seal", "gateway"), ("resume", "gateway"),
        ("resume+replay", "gateway")]
 # Sections loaded into flash (riscv-rt keeps `.eh_frame`, the prebuilt core library's unwind
@@ -106,6 +110,32 @@ def frames(elf, limit):
     return sorted(named, key=lambda kv: -kv[1])[:limit]
 
 
+def frame_of(elf, name):
+    """The largest fixed frame among functions whose name contains `name` (0 if none)."""
+    return max([size for fn, size in frames(elf, None) if name in fn], default=0)
+
+
+def siv_over(w, logs, elf, aad_gateway, aad_struct_gateway):
+    """Why AES-256-GCM-SIV misses the stack goal, from the M4F binary's frames."""
+    t = "thumbv7em-none-eabihf"
+    siv = elf(t, "aes-gcm-siv")
+    seal = frame_of(siv, "Aes256GcmSiv as mrtr_core::cipher::Cipher>::seal_in_place")
+    new = frame_of(siv, "aes_gcm_siv::Cipher<Aes>::new")
+    schedule = frame_of(siv, "fixslice::aes256::key_schedule")
+    worst = max(logs[(tt, "aes-gcm-siv")]["ops"][(op, "gateway")]["stack"]
+                for tt, *_ in TARGETS for op in ("seal", "resume", "resume+replay"))
+    w("GCM-SIV derives a fresh AES-256 encryption key from the nonce for every message (RFC")
+    w("8452), so every seal and every resume runs the AES-256 key schedule under the engine's")
+    w(f"frame. On the Cortex-M4F: the backend's `seal_in_place` ({seal} B, holding the per-message")
+    w(f"cipher with its 480 bytes of round keys), `aes_gcm_siv::Cipher::new` ({new} B) and")
+    w(f"`aes256::key_schedule` ({schedule} B, which builds the round keys in a local array and")
+    w("copies them out) are live at once, where AES-256-GCM encrypts from round keys computed")
+    w(f"when the key was loaded. The worst GCM-SIV figure is {worst} B, {worst - STACK_GOAL} B over the goal.")
+    w(f"Feeding the AAD to the cipher in pieces (first of the reductions below) would take the")
+    w(f"{aad_struct_gateway}-byte `Aad<{aad_gateway}>` out of the engine's frame, more than that excess (not built, not")
+    w("measured).")
+
+
 def demangle(name):
     """Finishes Rust's legacy symbol demangling, which llvm-objdump leaves half done."""
     for code, text in [("$LT$", "<"), ("$GT$", ">"), ("$C$", ","), ("$u20$", " "), ("$RF$", "&"),
@@ -154,6 +184,35 @@ def kib(n):
     return f"{n / 1024:.1f} KiB"
 
 
+def siv_section(w, logs, elf):
+    """AES-256-GCM-SIV next to AES-256-GCM: what nonce-misuse resistance costs on each family."""
+    w("### AES-256-GCM-SIV next to AES-256-GCM")
+    w("")
+    w("AES-256-GCM-SIV (RFC 8452, `mrtr-aes-gcm-siv`) resists nonce misuse: a repeated nonce")
+    w("reveals only whether two sealed messages were identical, where a repeated AES-GCM nonce")
+    w("allows forgery. That matters most on a device whose random source may fail or repeat.")
+    w("Its price: per message, six AES block encryptions to derive that message's keys, an")
+    w("AES-256 key schedule for the derived encryption key, and POLYVAL in place of GHASH. At")
+    w("the gateway's AAD capacity, 256-byte continuation:")
+    w("")
+    w("| family | instructions / seal GCM → SIV | instructions / resume GCM → SIV | seal stack GCM → SIV | resume stack GCM → SIV | flash core + backend GCM → SIV |")
+    w("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for t, machine, family, _, _ in TARGETS:
+        g, v = logs[(t, "aes-gcm")]["ops"], logs[(t, "aes-gcm-siv")]["ops"]
+        base, _ = flash_ram(elf(t, "footprint-baseline"))
+        fg, _ = flash_ram(elf(t, "footprint-aes-gcm"))
+        fv, _ = flash_ram(elf(t, "footprint-aes-gcm-siv"))
+        cells = []
+        for op in ("seal", "resume"):
+            a, b = g[(op, "gateway")]["instructions"], v[(op, "gateway")]["instructions"]
+            cells.append(f"{a} → {b} (×{b / a:.2f})")
+        for op in ("seal", "resume"):
+            cells.append(f"{g[(op, 'gateway')]['stack']} → {v[(op, 'gateway')]['stack']} B")
+        cells.append(f"{fg - base} → {fv - base} B")
+        w(f"| {family} (`{machine}`) | " + " | ".join(cells) + " |")
+    w("")
+
+
 def goal(ok):
     return "met" if ok else "**not met**"
 
@@ -194,7 +253,8 @@ def main():
     w("* **peak stack** of one seal and one resume at a 256-byte continuation, not counting the")
     w(f"  caller's `TokenBuf` ({logs[(TARGETS[0][0], 'aes-gcm')]['ops'][('seal', 'gateway')]['token_buf']} bytes, `token_len_for(256)`),"
       f" with the default AAD capacity ({aad_default} B, hosts) → the")
-    w(f"  gateway's ({aad_gateway} B: `AadLimits {{ target: 64, principal_field: 64, ..DEFAULT }}`).")
+    w(f"  gateway's ({aad_gateway} B: `AadLimits {{ target: 64, principal_field: 64, audience:")
+    w("  GATEWAY_ID.len(), ..DEFAULT }`, its tool names, principal fields and its own audience).")
     w(f"  Goal: ≤ {STACK_GOAL} B at the gateway's capacity.")
     w("* **instructions** per seal and per resume at the gateway's capacity (the seal includes")
     w("  drawing 28 bytes from a freshly seeded example ChaCha20 DRBG: its first keystream block).")
@@ -217,7 +277,11 @@ def main():
               f"{goal(ok)} | {sg['instructions']} | {rg['instructions']} |")
     w("")
     if not_met:
-        w("Over the 2 KiB goal at the gateway's capacity: " + ", ".join(not_met) + ".")
+        w("Every AEAD backend runs on every family, the micro:bit's 16 KiB of RAM included. Over")
+        w("the 2 KiB goal at the gateway's capacity: " + ", ".join(not_met) + ".")
+        if any("GCM-SIV" in n for n in not_met):
+            w("")
+            siv_over(w, logs, elf, aad_gateway, aad_struct_gateway)
     else:
         w("Every AEAD backend runs on every family, the micro:bit's 16 KiB of RAM included, and")
         w("stays within 2 KiB of stack for a seal and a resume at the gateway's capacity.")
@@ -226,7 +290,7 @@ def main():
     w("## What runs")
     w("")
     w("`examples/gateway-firmware` plays an MCP gateway on a microcontroller: one binary per AEAD")
-    w("backend (`aes-gcm`, `chacha20poly1305`, `xchacha20poly1305`), each built for four families:")
+    w("backend (" + ", ".join(f"`{b}`" for b, _ in BACKENDS) + "), each built for four families:")
     w("")
     w("| family | target | QEMU machine | RAM | runtime |")
     w("| --- | --- | --- | ---: | --- |")
@@ -250,8 +314,12 @@ def main():
     w("  TRNG as rand_core 0.10 `TryCryptoRng`; on the micro:bit `nrf51-hal`'s driver on the")
     w("  nRF51 RNG peripheral QEMU models; failing and stuck sources are seal errors, never")
     w("  panics; a ChaCha20 DRBG seeded from it);")
-    w("* every golden vector of `tests/vectors/` is sealed again byte for byte, its associated")
-    w("  data rebuilt, and the recorded token opened;")
+    w("* every golden vector of both token formats is sealed again byte for byte and its")
+    w("  associated data rebuilt: format v2 (`tests/vectors/v2/`) bound to the vector's audience,")
+    w("  the recorded token opening for that audience and refused by the gateway (another")
+    w("  audience); format v1 (`tests/vectors/`), sealed as a rolling upgrade's first step does,")
+    w("  the recorded token opening on an engine configured as the gateway (it seals v2 and still")
+    w("  opens v1 in its startup window) and refused as `version_retired` once v1 is off;")
     w("* a resume chain: the call and 9 resumes succeed, the 10th resume is refused;")
     w("* tampered, truncated, oversized, wrong-subject, wrong-issuer, anonymous, wrong-target and")
     w("  wrong-arguments tokens are rejected with the expected reason; a binding one byte over the")
@@ -318,11 +386,13 @@ def main():
     ) + ".")
     w("")
 
+    siv_section(w, logs, elf)
+
     w("### What the stack holds")
     w("")
     w(f"The associated data is built in one `Aad<CAP>` of `CAP` bytes: {aad_default} by default")
-    w(f"(`Aad` is {aad_struct_default} bytes, sized for a 1,024-byte target and two 255-byte principal")
-    w(f"fields), {aad_gateway} at the gateway's capacity (`Aad<{aad_gateway}>` is {aad_struct_gateway} bytes):"
+    w(f"(`Aad` is {aad_struct_default} bytes, sized for a 1,024-byte target, two 255-byte principal")
+    w(f"fields and a 255-byte audience), {aad_gateway} at the gateway's capacity (`Aad<{aad_gateway}>` is {aad_struct_gateway} bytes):"
       f" {aad_default - aad_gateway} bytes less")
     w("in every seal and resume frame, which is the whole difference between the default and the")
     w("gateway columns above. Largest fixed frames (prologue `push` + `sub sp` on Arm, `addi sp`")
@@ -330,9 +400,9 @@ def main():
     w("appears once per instantiation (`pause` and `resume` at the default and at the gateway's")
     w("capacity), and a frame includes whatever LLVM inlined into it:")
     w("")
-    for t in ("thumbv7em-none-eabihf", "riscv32imc-unknown-none-elf"):
+    for t in FRAME_TARGETS:
         family = next(f for tt, _, f, _, _ in TARGETS if tt == t)
-        for b, name in BACKENDS[:2]:
+        for b, name in [(b, n) for b, n in BACKENDS if b in FRAME_BACKENDS]:
             w(f"| {family}, {name}: function | frame |")
             w("| --- | ---: |")
             for fn, size in frames(elf(t, b), 8):
@@ -346,10 +416,13 @@ def main():
     w("")
     w("Further reductions, not made:")
     w("")
-    w("1. Feed the AAD to the cipher in pieces (GHASH and Poly1305 are incremental; a `Cipher`")
-    w("   method taking the header, principal and binding parts) so it is never materialised.")
+    w("1. Feed the AAD to the cipher in pieces (GHASH, POLYVAL and Poly1305 are incremental; a")
+    w("   `Cipher` method taking the header, audience, principal and binding parts) so it is never")
+    w(f"   materialised: the `Aad<{aad_gateway}>` ({aad_struct_gateway} bytes) leaves every seal and resume frame.")
     w("2. `TokenBuf<N>` is caller-sized already: a gateway that seals at most 64 bytes of")
     w("   continuation needs `token_len_for(64)` = 303 bytes instead of 559.")
+    w("3. For AES-256-GCM-SIV: a key schedule that writes the derived round keys in place instead")
+    w("   of returning them by value (one 480-byte copy less), or a hardware AES engine.")
     w("")
     w("## Left out")
     w("")

@@ -3,9 +3,10 @@
 //! Cortex-M0 (micro:bit), Cortex-M3 (lm3s6965evb), Cortex-M4F (mps2-an386) and RISC-V
 //! rv32imc (virt).
 //!
-//! Each binary (`aes-gcm`, `chacha20poly1305`, `xchacha20poly1305`) runs [`run`] with one
-//! backend: the platform a real firmware provides (TRNG adapter, wall clock), golden vectors,
-//! a full resume chain up to the round cap, rejected tokens, the replay set shared with an
+//! Each binary (`aes-gcm`, `chacha20poly1305`, `xchacha20poly1305`, `aes-gcm-siv`) runs
+//! [`run`] with one backend: the platform a real firmware provides (TRNG adapter, wall clock),
+//! golden vectors of both token formats (v2 bound to their audience, v1 still opening during
+//! the rollout window), a full resume chain up to the round cap, rejected tokens, the replay set shared with an
 //! interrupt handler, expiry on the wall clock, and the measurements of `docs/embedded.md`.
 //! It logs through `defmt`; the host decodes the frames. The `footprint-*` binaries exist
 //! only to be measured.
@@ -163,7 +164,7 @@ impl DelayNs for TickDelay {
 
 /// Runs every scenario for cipher `C`, then the measurements, and ends the QEMU run with the
 /// verdict.
-pub fn run<C: Cipher>(golden: &vectors::VectorSet) -> ! {
+pub fn run<C: Cipher>(golden: &vectors::Golden) -> ! {
     stack::paint_all();
     let mut timer = arch::Timer::start();
     let mut report = Report::new();

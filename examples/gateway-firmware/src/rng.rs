@@ -5,7 +5,8 @@
 //! random number generator (the MCU's TRNG peripheral, or a secure element) at every boot, or
 //! use the TRNG directly: [`crate::trng::HalTrng`] adapts a HAL's driver, and
 //! [`crate::platform`] shows both on the target. With a fixed seed, two boots
-//! repeat nonces under the same key, which breaks AES-GCM and ChaCha20-Poly1305 outright.
+//! repeat nonces under the same key, which breaks AES-GCM and ChaCha20-Poly1305 outright
+//! (AES-256-GCM-SIV then reveals which sealed states were identical, and no more).
 
 use chacha20::ChaCha20Rng;
 use rand_core::{SeedableRng, TryCryptoRng, TryRng};
