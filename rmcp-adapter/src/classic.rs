@@ -16,7 +16,38 @@
 //!
 //! The handler is written once, as rounds over a [`Call`]:
 //!
-//! ```ignore
+//! ```
+//! # use mrtr_rmcp::input::{self, Declared};
+//! # use mrtr_rmcp::{HasMrtr, Mrtr, Parameters};
+//! # use mrtr_std::engine::{Backend, Limits, Rotating};
+//! # use mrtr_std::keys::KeyConfig;
+//! # use mrtr_std::replay::AnyReplayCache;
+//! # use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
+//! # use rmcp::{tool, tool_router};
+//! # #[derive(Clone)]
+//! # struct Server { mrtr: Mrtr }
+//! # impl HasMrtr for Server { fn mrtr(&self) -> &Mrtr { &self.mrtr } }
+//! # #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! # struct Args { party: u32 }
+//! # mod booking {
+//! #     use mrtr_rmcp::{Call, input};
+//! #     use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
+//! #     /// One round: ask for a date, then book.
+//! #     pub fn round(call: &Call, args: &super::Args) -> Result<CallToolResponse, ErrorData> {
+//! #         if call.state::<bool>()?.is_none() {
+//! #             let ask = input::form("Date?", serde_json::json!({"date": {"type": "string"}}), &[]);
+//! #             return Ok(call.pause(&true, input::one("date", ask))?.into());
+//! #         }
+//! #         let date = match input::answer(call.input_responses(), "date") {
+//! #             input::Answer::Accepted(form) => input::text_field(form, "date").unwrap_or("?"),
+//! #             _ => "?",
+//! #         };
+//! #         let text = format!("{} booked on {date}", args.party);
+//! #         Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+//! #     }
+//! # }
+//! # #[tool_router]
+//! # impl Server {
 //! #[tool(description = "Books a table")]
 //! async fn book(&self, Parameters { params, pending }: Parameters<Args>)
 //!     -> Result<CallToolResponse, ErrorData>
@@ -24,6 +55,14 @@
 //!     Declared::from_capabilities(pending.capabilities().as_ref()).require_form()?;
 //!     pending.run(|call| booking::round(call, &params)).await
 //! }
+//! # }
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let keys = KeyConfig::parse_env("current=k1; k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")?;
+//! # let engine = Rotating::new(Backend::Aes256Gcm, keys, Limits::for_audience("booking"), AnyReplayCache::memory(1_000))?;
+//! # let _server = Server { mrtr: Mrtr::new(engine) };
+//! # assert!(Server::tool_router().has_route("book"));
+//! # Ok(())
+//! # }
 //! ```
 
 use std::time::Duration;
