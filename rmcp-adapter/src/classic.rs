@@ -56,11 +56,57 @@
 //!     pending.run(|call| booking::round(call, &params)).await
 //! }
 //! # }
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # #[rmcp::tool_handler(router = Self::tool_router())]
+//! # impl rmcp::ServerHandler for Server {
+//! #     fn get_info(&self) -> rmcp::model::ServerConfig {
+//! #         rmcp::model::ServerConfig::new(rmcp::model::ServerCapabilities::builder().enable_tools().build())
+//! #     }
+//! # }
+//! # /// A client that declares form elicitation and answers every form with a date.
+//! # #[derive(Clone)]
+//! # struct Client;
+//! # impl rmcp::ClientHandler for Client {
+//! #     fn get_info(&self) -> rmcp::model::ClientConfig {
+//! #         let caps = serde_json::from_value(serde_json::json!({"elicitation": {"form": {}}})).unwrap();
+//! #         rmcp::model::ClientConfig::new(caps, rmcp::model::Implementation::new("doc", "1"))
+//! #     }
+//! #     async fn create_elicitation(&self, _: rmcp::model::ElicitRequestParams,
+//! #         _: rmcp::service::RequestContext<rmcp::RoleClient>) -> Result<rmcp::model::ElicitResult, ErrorData> {
+//! #         let mut answer = rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept);
+//! #         answer.content = Some(serde_json::json!({"date": "2026-12-25"}));
+//! #         Ok(answer)
+//! #     }
+//! # }
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # use rmcp::model::ProtocolVersion;
+//! # use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 //! # let keys = KeyConfig::parse_env("current=k1; k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")?;
 //! # let engine = Rotating::new(Backend::Aes256Gcm, keys, Limits::for_audience("booking"), AnyReplayCache::memory(1_000))?;
-//! # let _server = Server { mrtr: Mrtr::new(engine) };
-//! # assert!(Server::tool_router().has_route("book"));
+//! # let server = Server { mrtr: Mrtr::new(engine) };
+//! # // The same tool in both eras, over an in-memory transport: MRTR rounds (2026-07-28),
+//! # // and server-to-client elicitation in an initialized session (2025-11-25).
+//! # let eras = [
+//! #     ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] },
+//! #     ClientLifecycleMode::Initialize,
+//! # ];
+//! # for lifecycle in eras {
+//! #     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+//! #     let served = server.clone();
+//! #     tokio::spawn(async move {
+//! #         if let Ok(running) = served.serve(server_io).await { let _ = running.waiting().await; }
+//! #     });
+//! #     let args = serde_json::json!({"party": 2}).as_object().cloned().unwrap_or_default();
+//! #     let params = rmcp::model::CallToolRequestParams::new("book").with_arguments(args);
+//! #     // Bounded: a server task that failed would leave the client waiting.
+//! #     let result = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+//! #         let client = Client.serve_with_lifecycle(client_io, lifecycle).await?;
+//! #         let result = client.call_tool(params).await?;
+//! #         client.cancel().await?;
+//! #         Ok::<_, Box<dyn std::error::Error>>(result)
+//! #     }).await??;
+//! #     assert_eq!(result.content[0].as_text().map(|t| t.text.as_str()), Some("2 booked on 2026-12-25"));
+//! # }
 //! # Ok(())
 //! # }
 //! ```

@@ -38,9 +38,15 @@
 //! # async fn main() {
 //! # let registry = Registry::new(StdMonotonicClock::new(), deny_all(), RegistryConfig::default());
 //! # let registry = RegistryHandle::spawn(registry);
+//! # let policy = registry.clone();
 //! // The layer's hook admits listens:
 //! let layer = PrecheckLayer::new(ErrorDetail::Uniform).admit(mrtr_rmcp::listen::admitter(registry));
 //! # let _ = layer;
+//! # // This policy denies everyone: the listen is refused before rmcp could acknowledge it.
+//! # let listen = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
+//! #     "params": {"notifications": {"toolsListChanged": true}}});
+//! # let refused = mrtr_rmcp::listen::admit(&policy, &listen, &mrtr_rmcp::Caller::Anonymous).await;
+//! # assert_eq!(refused.unwrap_err()["data"]["reason"], "subscription_denied");
 //! # }
 //! ```
 
