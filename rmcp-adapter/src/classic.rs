@@ -17,12 +17,12 @@
 //! The handler is written once, as rounds over a [`Call`]:
 //!
 //! ```
-//! # use mrtr_rmcp::input::{self, Declared};
+//! # use mrtr_rmcp::input::Declared;
 //! # use mrtr_rmcp::{HasMrtr, Mrtr, Parameters};
 //! # use mrtr_std::engine::{Backend, Limits, Rotating};
 //! # use mrtr_std::keys::KeyConfig;
 //! # use mrtr_std::replay::AnyReplayCache;
-//! # use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
+//! # use rmcp::model::{CallToolResponse, ErrorData};
 //! # use rmcp::{tool, tool_router};
 //! # #[derive(Clone)]
 //! # struct Server { mrtr: Mrtr }

@@ -41,7 +41,7 @@
 //! # let policy = registry.clone();
 //! // The layer's hook admits listens:
 //! let layer = PrecheckLayer::new(ErrorDetail::Uniform).admit(mrtr_rmcp::listen::admitter(registry));
-//! # let _ = layer;
+//! # let _ = (layer, Listener);
 //! # // This policy denies everyone: the listen is refused before rmcp could acknowledge it.
 //! # let listen = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
 //! #     "params": {"notifications": {"toolsListChanged": true}}});

@@ -21,7 +21,6 @@
 //!   opened it: anyone else naming its id gets the unknown-session 404 (see [`owner`]).
 //!
 //! ```
-//! # use std::sync::Arc;
 //! # use mrtr_rmcp::Mrtr;
 //! # use mrtr_rmcp::session::{ResourceGrants, Sessions};
 //! # use mrtr_std::clock::StdMonotonicClock;
