@@ -50,6 +50,7 @@
 //! # let engine = Rotating::new(Backend::Aes256Gcm, keys, Limits::for_audience("booking"), AnyReplayCache::memory(1_000))?;
 //! # let registry = Registry::new(StdMonotonicClock::new(), deny_all(), RegistryConfig::default());
 //! # let registry_handle = RegistryHandle::spawn(registry);
+//! // at startup (Sessions::new needs a tokio runtime):
 //! let grants = ResourceGrants::new(registry_handle);
 //! let sessions = Sessions::new(LocalSessionManager::default(), grants.clone());
 //! # let server = Server { mrtr: Mrtr::new(engine), grants };
