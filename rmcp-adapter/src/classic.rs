@@ -16,7 +16,38 @@
 //!
 //! The handler is written once, as rounds over a [`Call`]:
 //!
-//! ```ignore
+//! ```
+//! # use mrtr_rmcp::input::Declared;
+//! # use mrtr_rmcp::{HasMrtr, Mrtr, Parameters};
+//! # use mrtr_std::engine::{Backend, Limits, Rotating};
+//! # use mrtr_std::keys::KeyConfig;
+//! # use mrtr_std::replay::AnyReplayCache;
+//! # use rmcp::model::{CallToolResponse, ErrorData};
+//! # use rmcp::{tool, tool_router};
+//! # #[derive(Clone)]
+//! # struct Server { mrtr: Mrtr }
+//! # impl HasMrtr for Server { fn mrtr(&self) -> &Mrtr { &self.mrtr } }
+//! # #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! # struct Args { party: u32 }
+//! # mod booking {
+//! #     use mrtr_rmcp::{Call, input};
+//! #     use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
+//! #     /// One round: ask for a date, then book.
+//! #     pub fn round(call: &Call, args: &super::Args) -> Result<CallToolResponse, ErrorData> {
+//! #         if call.state::<bool>()?.is_none() {
+//! #             let ask = input::form("Date?", serde_json::json!({"date": {"type": "string"}}), &[]);
+//! #             return Ok(call.pause(&true, input::one("date", ask))?.into());
+//! #         }
+//! #         let date = match input::answer(call.input_responses(), "date") {
+//! #             input::Answer::Accepted(form) => input::text_field(form, "date").unwrap_or("?"),
+//! #             _ => "?",
+//! #         };
+//! #         let text = format!("{} booked on {date}", args.party);
+//! #         Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+//! #     }
+//! # }
+//! # #[tool_router]
+//! # impl Server {
 //! #[tool(description = "Books a table")]
 //! async fn book(&self, Parameters { params, pending }: Parameters<Args>)
 //!     -> Result<CallToolResponse, ErrorData>
@@ -24,6 +55,60 @@
 //!     Declared::from_capabilities(pending.capabilities().as_ref()).require_form()?;
 //!     pending.run(|call| booking::round(call, &params)).await
 //! }
+//! # }
+//! # #[rmcp::tool_handler(router = Self::tool_router())]
+//! # impl rmcp::ServerHandler for Server {
+//! #     fn get_info(&self) -> rmcp::model::ServerConfig {
+//! #         rmcp::model::ServerConfig::new(rmcp::model::ServerCapabilities::builder().enable_tools().build())
+//! #     }
+//! # }
+//! # /// A client that declares form elicitation and answers every form with a date.
+//! # #[derive(Clone)]
+//! # struct Client;
+//! # impl rmcp::ClientHandler for Client {
+//! #     fn get_info(&self) -> rmcp::model::ClientConfig {
+//! #         let caps = serde_json::from_value(serde_json::json!({"elicitation": {"form": {}}})).unwrap();
+//! #         rmcp::model::ClientConfig::new(caps, rmcp::model::Implementation::new("doc", "1"))
+//! #     }
+//! #     async fn create_elicitation(&self, _: rmcp::model::ElicitRequestParams,
+//! #         _: rmcp::service::RequestContext<rmcp::RoleClient>) -> Result<rmcp::model::ElicitResult, ErrorData> {
+//! #         let mut answer = rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept);
+//! #         answer.content = Some(serde_json::json!({"date": "2026-12-25"}));
+//! #         Ok(answer)
+//! #     }
+//! # }
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # use rmcp::model::ProtocolVersion;
+//! # use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
+//! # let keys = KeyConfig::parse_env("current=k1; k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")?;
+//! # let engine = Rotating::new(Backend::Aes256Gcm, keys, Limits::for_audience("booking"), AnyReplayCache::memory(1_000))?;
+//! # let server = Server { mrtr: Mrtr::new(engine) };
+//! # // The same tool in both eras, over an in-memory transport: MRTR rounds (2026-07-28),
+//! # // and server-to-client elicitation in an initialized session (2025-11-25).
+//! # let eras = [
+//! #     ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] },
+//! #     ClientLifecycleMode::Initialize,
+//! # ];
+//! # for lifecycle in eras {
+//! #     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+//! #     let served = server.clone();
+//! #     tokio::spawn(async move {
+//! #         if let Ok(running) = served.serve(server_io).await { let _ = running.waiting().await; }
+//! #     });
+//! #     let args = serde_json::json!({"party": 2}).as_object().cloned().unwrap_or_default();
+//! #     let params = rmcp::model::CallToolRequestParams::new("book").with_arguments(args);
+//! #     // Bounded: a server task that failed would leave the client waiting.
+//! #     let result = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+//! #         let client = Client.serve_with_lifecycle(client_io, lifecycle).await?;
+//! #         let result = client.call_tool(params).await?;
+//! #         client.cancel().await?;
+//! #         Ok::<_, Box<dyn std::error::Error>>(result)
+//! #     }).await??;
+//! #     assert_eq!(result.content[0].as_text().map(|t| t.text.as_str()), Some("2 booked on 2026-12-25"));
+//! # }
+//! # Ok(())
+//! # }
 //! ```
 
 use std::time::Duration;

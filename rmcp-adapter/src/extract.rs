@@ -25,15 +25,54 @@ use crate::mrtr::HasMrtr;
 /// [`Pending::commit`]`().await` spends the token, keeping mrtr's order of checks intact: a
 /// request the function refuses before the commit leaves its token usable.
 ///
-/// ```ignore
+/// ```
+/// # use mrtr_rmcp::input::{self, Declared};
+/// # use mrtr_rmcp::{HasMrtr, Mrtr, Parameters};
+/// # use mrtr_std::engine::{Backend, Limits, Rotating};
+/// # use mrtr_std::keys::KeyConfig;
+/// # use mrtr_std::replay::AnyReplayCache;
+/// # use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
+/// # use rmcp::{tool, tool_router};
+/// # use serde::{Deserialize, Serialize};
+/// # use serde_json::json;
+/// # #[derive(Clone)]
+/// # struct Server { mrtr: Mrtr }
+/// # impl HasMrtr for Server { fn mrtr(&self) -> &Mrtr { &self.mrtr } }
+/// # #[derive(Deserialize, schemars::JsonSchema)]
+/// # struct BookArgs { party: u32 }
+/// # #[derive(Serialize, Deserialize)]
+/// # struct Booking { party: u32 }
+/// # #[tool_router]
+/// # impl Server {
 /// #[tool(description = "Books a table")]
 /// async fn book_table(&self, Parameters { params, pending }: Parameters<BookArgs>)
 ///     -> Result<CallToolResponse, ErrorData>
 /// {
-///     require_form_elicitation(pending.capabilities())?;   // refused: token unspent
+///     let declared = Declared::from_capabilities(pending.capabilities().as_ref());
+///     declared.require_form()?;                            // refused: token unspent
 ///     let call = pending.commit().await?;                  // single use from here
-///     match call.state::<Booking>()? { /* ... */ }
+///     match call.state::<Booking>()? {
+///         None => {
+///             let ask = input::form("Date?", json!({"date": {"type": "string"}}), &[]);
+///             let state = Booking { party: params.party };
+///             Ok(call.pause(&state, input::one("date", ask))?.into())
+///         }
+///         Some(Booking { party }) => {
+///             let done = ContentBlock::text(format!("table for {party} booked"));
+///             Ok(CallToolResult::success(vec![done]).into())
+///         }
+///     }
 /// }
+/// # }
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let keys = KeyConfig::parse_env("current=k1; k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")?;
+/// # let engine = Rotating::new(Backend::Aes256Gcm, keys, Limits::for_audience("booking"), AnyReplayCache::memory(1_000))?;
+/// # let _server = Server { mrtr: Mrtr::new(engine) };
+/// // The tool's input schema is `BookArgs`'s:
+/// let tool = Server::tool_router().get("book_table").cloned().expect("routed");
+/// assert!(tool.input_schema["properties"].get("party").is_some());
+/// # Ok(())
+/// # }
 /// ```
 #[derive(Debug)]
 pub struct Parameters<P = JsonObject, R = AnyReplayCache> {

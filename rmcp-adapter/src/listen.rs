@@ -9,14 +9,45 @@
 //! registry's schedule; a denial, expiry or failed check ends it ([`Listening::ended`]), and
 //! the handler returning from `listen` makes rmcp send the tagged completion result.
 //!
-//! ```ignore
+//! ```
+//! # use mrtr_rmcp::PrecheckLayer;
+//! # use mrtr_std::clock::StdMonotonicClock;
+//! # use mrtr_std::core::ErrorDetail;
+//! # use mrtr_std::subscription::{Registry, RegistryConfig, RegistryHandle, deny_all};
+//! # use rmcp::model::{ErrorData, SubscriptionFilter};
+//! # use rmcp::service::SubscriptionContext;
+//! # use rmcp::ServerHandler;
+//! # struct Listener;
+//! // The handler serves them:
+//! impl ServerHandler for Listener {
+//!     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter)
+//!         -> Option<SubscriptionFilter> { Some(requested.clone()) }
+//!
+//!     async fn listen(&self, sub: SubscriptionContext) -> Result<(), ErrorData> {
+//!         let mut listening = mrtr_rmcp::listen::take::<StdMonotonicClock>(&sub)?;
+//!         loop {
+//!             tokio::select! {
+//!                 _ = sub.cancelled() => return Ok(()),        // the client left
+//!                 _ = listening.ended() => return Ok(()),      // denied, expired, failed check
+//!                 // and your events, sent with sub.sink() while listening.may_deliver()
+//!             }
+//!         }
+//!     }
+//! }
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! # let registry = Registry::new(StdMonotonicClock::new(), deny_all(), RegistryConfig::default());
+//! # let registry = RegistryHandle::spawn(registry);
+//! # let policy = registry.clone();
 //! // The layer's hook admits listens:
 //! let layer = PrecheckLayer::new(ErrorDetail::Uniform).admit(mrtr_rmcp::listen::admitter(registry));
-//! // The handler serves them:
-//! async fn listen(&self, sub: SubscriptionContext) -> Result<(), ErrorData> {
-//!     let mut listening = mrtr_rmcp::listen::take::<StdMonotonicClock>(&sub)?;
-//!     loop { tokio::select! { /* sub.cancelled(), listening.ended(), your events */ } }
-//! }
+//! # let _ = (layer, Listener);
+//! # // This policy denies everyone: the listen is refused before rmcp could acknowledge it.
+//! # let listen = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
+//! #     "params": {"notifications": {"toolsListChanged": true}}});
+//! # let refused = mrtr_rmcp::listen::admit(&policy, &listen, &mrtr_rmcp::Caller::Anonymous).await;
+//! # assert_eq!(refused.unwrap_err()["data"]["reason"], "subscription_denied");
+//! # }
 //! ```
 
 use std::future::Future;

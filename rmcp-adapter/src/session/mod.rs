@@ -20,13 +20,46 @@
 //! * [`OwnerLayer`] (from [`Sessions::owner_layer`]) binds each session to the caller that
 //!   opened it: anyone else naming its id gets the unknown-session 404 (see [`owner`]).
 //!
-//! ```ignore
+//! ```
+//! # use mrtr_rmcp::Mrtr;
+//! # use mrtr_rmcp::session::{ResourceGrants, Sessions};
+//! # use mrtr_std::clock::StdMonotonicClock;
+//! # use mrtr_std::engine::{Backend, Limits, Rotating};
+//! # use mrtr_std::keys::KeyConfig;
+//! # use mrtr_std::replay::AnyReplayCache;
+//! # use mrtr_std::subscription::{Registry, RegistryConfig, RegistryHandle, deny_all};
+//! # use rmcp::model::{ErrorData, SubscribeRequestParams};
+//! # use rmcp::service::RequestContext;
+//! # use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+//! # use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+//! # use rmcp::{RoleServer, ServerHandler};
+//! # #[derive(Clone)]
+//! # struct Server { mrtr: Mrtr, grants: ResourceGrants<StdMonotonicClock> }
+//! // in the handler:
+//! impl ServerHandler for Server {
+//!     #[allow(deprecated)] // resources/subscribe is 2025-era
+//!     async fn subscribe(&self, p: SubscribeRequestParams, ctx: RequestContext<RoleServer>)
+//!         -> Result<(), ErrorData> {
+//!         let caller = self.mrtr.caller(&ctx);
+//!         self.grants.subscribe(&p.uri, &caller, &ctx).await
+//!     }
+//! }
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let keys = KeyConfig::parse_env("current=k1; k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")?;
+//! # let engine = Rotating::new(Backend::Aes256Gcm, keys, Limits::for_audience("booking"), AnyReplayCache::memory(1_000))?;
+//! # let registry = Registry::new(StdMonotonicClock::new(), deny_all(), RegistryConfig::default());
+//! # let registry_handle = RegistryHandle::spawn(registry);
+//! // at startup (Sessions::new needs a tokio runtime):
 //! let grants = ResourceGrants::new(registry_handle);
 //! let sessions = Sessions::new(LocalSessionManager::default(), grants.clone());
-//! let service = StreamableHttpService::new(factory, sessions, config);  // legacy sessions on
-//! // in the handler:
-//! async fn subscribe(&self, p: SubscribeRequestParams, ctx: RequestContext<RoleServer>)
-//!     -> Result<(), ErrorData> { self.grants.subscribe(&p.uri, &ctx).await }
+//! # let server = Server { mrtr: Mrtr::new(engine), grants };
+//! # let factory = move || Ok(server.clone());
+//! let config = StreamableHttpServerConfig::default().with_legacy_session_mode(true);
+//! let service = StreamableHttpService::new(factory, sessions, config);
+//! # let _ = service;
+//! # Ok(())
+//! # }
 //! ```
 
 use std::collections::HashMap;

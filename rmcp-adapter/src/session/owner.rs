@@ -12,12 +12,73 @@
 //! extensions) and rmcp's service, outermost of mrtr's layers so that a foreign request runs
 //! no other check:
 //!
-//! ```ignore
+//! ```
+//! # use axum::Router;
+//! # use axum::body::Body;
+//! # use mrtr_rmcp::session::{ResourceGrants, Sessions};
+//! # use mrtr_rmcp::{Caller, PrecheckLayer};
+//! # use mrtr_std::clock::StdMonotonicClock;
+//! # use mrtr_std::core::ErrorDetail;
+//! # use mrtr_std::subscription::{Registry, RegistryConfig, RegistryHandle, deny_all};
+//! # use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+//! # use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+//! # use serde_json::{Value, json};
+//! # use tower_layer::Layer;
+//! # use tower_service::Service;
+//! # #[derive(Clone)]
+//! # struct Server;
+//! # impl rmcp::ServerHandler for Server {}
+//! # /// Bearer auth: the token is the user's name.
+//! # async fn authenticate(mut request: axum::extract::Request, next: axum::middleware::Next)
+//! #     -> axum::response::Response {
+//! #     let token = request.headers().get("authorization").and_then(|v| v.to_str().ok());
+//! #     let caller = match token.and_then(|t| t.strip_prefix("Bearer ")) {
+//! #         Some(user) => Caller::user("https://idp.test", user),
+//! #         None => Caller::Anonymous,
+//! #     };
+//! #     request.extensions_mut().insert(caller);
+//! #     next.run(request).await
+//! # }
+//! # /// A POST to /mcp as `user`, in session `id` if given.
+//! # fn post(user: &str, id: Option<&str>, body: Value) -> http::Request<Body> {
+//! #     let mut request = http::Request::post("/mcp")
+//! #         .header("host", "localhost")
+//! #         .header("authorization", format!("Bearer {user}"))
+//! #         .header("accept", "application/json, text/event-stream")
+//! #         .header("content-type", "application/json");
+//! #     if let Some(id) = id {
+//! #         request = request.header("mcp-session-id", id).header("mcp-protocol-version", "2025-11-25");
+//! #     }
+//! #     request.body(Body::from(body.to_string())).expect("a valid request")
+//! # }
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let registry = Registry::new(StdMonotonicClock::new(), deny_all(), RegistryConfig::default());
+//! # let grants = ResourceGrants::new(RegistryHandle::spawn(registry));
+//! # let factory = || Ok(Server);
+//! # let config = StreamableHttpServerConfig::default();
+//! # let detail = ErrorDetail::Uniform;
+//! # let authentication = axum::middleware::from_fn(authenticate);
 //! let sessions = Sessions::new(LocalSessionManager::default(), grants);
 //! let owners = sessions.owner_layer();
 //! let service = StreamableHttpService::new(factory, sessions, config);
 //! let mcp = owners.layer(PrecheckLayer::new(detail).layer(service));
-//! Router::new().nest_service("/mcp", mcp).layer(authentication);
+//! let app = Router::new().nest_service("/mcp", mcp).layer(authentication);
+//! # // alice opens a session; its id is hers alone.
+//! # let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+//! #     "protocolVersion": "2025-11-25", "capabilities": {},
+//! #     "clientInfo": {"name": "doc", "version": "1"}}});
+//! # let opened = app.clone().call(post("alice", None, init)).await?;
+//! # assert_eq!(opened.status(), 200);
+//! # let id = opened.headers()["mcp-session-id"].to_str()?.to_owned();
+//! # let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+//! # let own = app.clone().call(post("alice", Some(&id), initialized)).await?;
+//! # assert_eq!(own.status(), 202);
+//! # let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+//! # let foreign = app.clone().call(post("bob", Some(&id), ping)).await?;
+//! # assert_eq!(foreign.status(), 404);
+//! # Ok(())
+//! # }
 //! ```
 
 use std::collections::HashMap;
