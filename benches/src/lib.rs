@@ -7,7 +7,6 @@
 pub mod alloc_count;
 pub mod chart;
 pub mod fair_floor;
-pub mod fifo_replay;
 pub mod fixtures;
 pub mod floor;
 #[cfg(feature = "comparisons")]

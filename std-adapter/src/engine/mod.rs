@@ -21,6 +21,10 @@
 //!
 //! [`AnyEngine`] is the same engine with the AEAD chosen at run time.
 //!
+//! Each seal draws its token id and nonce from the engine's [`NonceSource`]: the OS generator
+//! by default, or the fork-aware userspace generator for AES-256-GCM-SIV only (an engine that
+//! would pair it with another algorithm is refused).
+//!
 //! Every rejection is logged as a `tracing` event (target `mrtr`) with its precise reason
 //! ([`mrtr_core::Reason::as_str`]), the method and the target; tokens, keys and
 //! continuations never appear in logs or `Debug` output.
@@ -38,12 +42,15 @@ use crate::clock::SystemClock;
 use crate::jsonrpc::{JsonRpcError, Method, ResumeRequest, input_required_result};
 use crate::replay::AsyncReplayCache;
 use crate::rng::OsRng;
+use crate::rng_fast::FastRng;
 
 mod any;
+mod nonce;
 mod rotating;
 mod step;
 
 pub use any::{AnyEngine, Audience, Backend, EngineConfigError, Limits, UnknownBackend};
+pub use nonce::{NonceSource, UnknownNonceSource};
 pub use rotating::{Generation, ReloadWarning, Reloaded, Rotating, Shared};
 use step::Record;
 pub use step::{PauseError, Resumption, Step, Verified};
@@ -57,7 +64,8 @@ pub const MAX_TOKEN_LEN: usize = token_len_for(MAX_CONTINUATION_LEN);
 
 type Buf = TokenBuf<MAX_TOKEN_LEN>;
 
-/// A configured [`Mrtr`] plus a replay cache `R` and the OS random generator.
+/// A configured [`Mrtr`] plus a replay cache `R` and its [`NonceSource`] (the OS random
+/// generator unless [`Engine::with_nonce_source`] chose otherwise).
 ///
 /// `R` is a synchronous [`ReplayCache`] for [`Engine::resume`] (e.g.
 /// [`MemoryReplayCache`](crate::replay::MemoryReplayCache)), an [`AsyncReplayCache`] for
@@ -68,6 +76,7 @@ pub struct Engine<C, R = NoReplayCache, Clk = SystemClock, const K: usize = 4> {
     replay: R,
     /// The `backend` label of the seal metrics.
     backend: &'static str,
+    nonce_source: NonceSource,
 }
 
 impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
@@ -77,9 +86,49 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
             mrtr,
             replay,
             backend: crate::obs::algorithm_label(C::ALGORITHM),
+            nonce_source: NonceSource::Os,
         };
         engine.publish_keys();
         engine
+    }
+
+    /// Draws token ids and nonces from `source` instead of the OS generator.
+    ///
+    /// Refused ([`EngineConfigError::NonceSourceUnsafe`]) unless `source` may be used with
+    /// this engine's algorithm ([`NonceSource::allows`]): [`NonceSource::Fast`] only with
+    /// AES-256-GCM-SIV.
+    ///
+    /// ```
+    /// # #[cfg(feature = "aes-gcm")]
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mrtr_std::core::Mrtr;
+    /// use mrtr_std::engine::{Engine, EngineConfigError, NonceSource};
+    /// use mrtr_std::keys::KeyConfig;
+    /// use mrtr_std::{Aes256Gcm, SystemClock};
+    ///
+    /// let keys = KeyConfig::ephemeral()?;
+    /// let mrtr = Mrtr::builder(keys.into_ring::<Aes256Gcm, 4>()?, SystemClock)
+    ///     .audience("booking-server")
+    ///     .build()?;
+    /// let refused = Engine::new(mrtr, ()).with_nonce_source(NonceSource::Fast).unwrap_err();
+    /// assert!(matches!(refused, EngineConfigError::NonceSourceUnsafe { .. }));
+    /// # Ok(()) }
+    /// # #[cfg(not(feature = "aes-gcm"))] fn main() {}
+    /// ```
+    pub fn with_nonce_source(mut self, source: NonceSource) -> Result<Self, EngineConfigError> {
+        if !source.allows(C::ALGORITHM) {
+            return Err(EngineConfigError::NonceSourceUnsafe {
+                nonce_source: source,
+                algorithm: C::ALGORITHM,
+            });
+        }
+        self.nonce_source = source;
+        Ok(self)
+    }
+
+    /// Where token ids and nonces come from.
+    pub fn nonce_source(&self) -> NonceSource {
+        self.nonce_source
     }
 
     /// Names the backend in the seal metrics (an [`AnyEngine`] names its provider).
@@ -148,9 +197,16 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
                     return Err(SealError::TooLarge);
                 }
                 let mut out: Box<Buf> = Box::new(TokenBuf::new());
-                let sealed =
-                    self.mrtr
-                        .pause(round, binding, args, continuation, &mut OsRng, &mut out)?;
+                let sealed = match self.nonce_source {
+                    NonceSource::Os => {
+                        self.mrtr
+                            .pause(round, binding, args, continuation, &mut OsRng, &mut out)?
+                    }
+                    NonceSource::Fast => {
+                        self.mrtr
+                            .pause(round, binding, args, continuation, &mut FastRng, &mut out)?
+                    }
+                };
                 Ok(sealed.as_str().to_owned())
             });
         match sealed {
@@ -356,6 +412,7 @@ impl<C, R: fmt::Debug, Clk, const K: usize> fmt::Debug for Engine<C, R, Clk, K> 
         f.debug_struct("Engine")
             .field("mrtr", &self.mrtr)
             .field("replay", &self.replay)
+            .field("nonce_source", &self.nonce_source)
             .finish()
     }
 }
