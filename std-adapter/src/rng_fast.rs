@@ -45,7 +45,9 @@
 
 use std::cell::RefCell;
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::clock::coarse_monotonic;
 
 use chacha20::ChaCha20Rng;
 use rand_core::{SeedableRng, TryCryptoRng, TryRng};
@@ -102,7 +104,9 @@ struct Keyed {
     chacha: ChaCha20Rng,
     fork: ForkCheck,
     drawn: u64,
-    seeded_at: Instant,
+    /// When it was keyed, on the coarse monotonic clock (a few ns to read, at most one tick
+    /// behind: the age limit is kept to within a few ms).
+    seeded_at: Duration,
 }
 
 /// ChaCha20 keyed from the OS, reseeded by [`ReseedPolicy`] and after a fork. See the module
@@ -155,7 +159,7 @@ impl ReseedingRng {
             chacha: ChaCha20Rng::from_seed(*seed),
             fork: ForkCheck::new(),
             drawn: 0,
-            seeded_at: Instant::now(),
+            seeded_at: coarse_monotonic(),
         })
     }
 
@@ -167,7 +171,7 @@ impl ReseedingRng {
         let usable = self.keyed.as_mut().is_some_and(|k| {
             !k.fork.forked()
                 && k.drawn.saturating_add(len) <= policy.max_bytes
-                && k.seeded_at.elapsed() < policy.max_age
+                && coarse_monotonic().saturating_sub(k.seeded_at) < policy.max_age
         });
         if !usable {
             self.keyed = None;
@@ -325,7 +329,8 @@ mod tests {
             ReseedingRng::with_policy(policy(u64::MAX, Duration::from_millis(20))).unwrap();
         rng.try_next_u64().unwrap();
         assert_eq!(rng.reseeds(), 0);
-        std::thread::sleep(Duration::from_millis(25));
+        // Past the limit by more than the coarse clock's tick (at most 10 ms).
+        std::thread::sleep(Duration::from_millis(35));
         rng.try_next_u64().unwrap();
         assert_eq!(rng.reseeds(), 1);
     }

@@ -70,8 +70,13 @@ fn fast_is_refused_at_build_time_for_every_algorithm_but_gcm_siv() {
             text.contains("nonce source fast") && text.contains("aes-256-gcm-siv"),
             "{text}"
         );
-        let err = Rotating::new(backend, keys(), limits(NonceSource::Fast), AnyReplayCache::Off)
-            .unwrap_err();
+        let err = Rotating::new(
+            backend,
+            keys(),
+            limits(NonceSource::Fast),
+            AnyReplayCache::Off,
+        )
+        .unwrap_err();
         assert!(is_refusal(&err, algorithm), "{backend}: {err:?}");
         refused += 1;
     }
@@ -96,7 +101,9 @@ fn fast_bytes_drawn_by_one_seal(engine: &AnyEngine<AnyReplayCache>) -> u64 {
     std::thread::scope(|s| {
         s.spawn(|| {
             assert_eq!(FastRng::drawn(), 0);
-            engine.pause(&request(None), Round::FIRST, b"state").unwrap();
+            engine
+                .pause(&request(None), Round::FIRST, b"state")
+                .unwrap();
             FastRng::drawn()
         })
         .join()

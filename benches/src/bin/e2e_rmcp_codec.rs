@@ -27,8 +27,8 @@ use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams,
-    ErrorData, Implementation, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams, ErrorData,
+    Implementation, InputRequest, InputRequests, InputRequiredResult, InputResponses,
     ProtocolVersion, RequestStateCodec, SealOptions, ServerCapabilities, ServerConfig,
 };
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -129,11 +129,20 @@ impl<P: serde::de::DeserializeOwned> FromContextPart<ToolCallContext<'_, Codec>>
 
 /// The associated data a token is bound to: method, protocol version, tool, caller
 /// (anonymous here: the load carries no credentials) and a digest of the arguments.
-fn binding(version: &str, tool: &str, arguments: &Map<String, Value>) -> Result<Vec<u8>, ErrorData> {
+fn binding(
+    version: &str,
+    tool: &str,
+    arguments: &Map<String, Value>,
+) -> Result<Vec<u8>, ErrorData> {
     let args = serde_json::to_vec(arguments)
         .map_err(|e| ErrorData::internal_error(format!("arguments: {e}"), None))?;
     let mut out = Vec::with_capacity(64 + version.len() + tool.len());
-    for part in [b"tools/call".as_slice(), version.as_bytes(), tool.as_bytes(), b"anonymous"] {
+    for part in [
+        b"tools/call".as_slice(),
+        version.as_bytes(),
+        tool.as_bytes(),
+        b"anonymous",
+    ] {
         out.extend_from_slice(part);
         out.push(0);
     }
@@ -212,7 +221,9 @@ impl Codec {
 
     fn ask_date(&self, p: &Parameters<Args>, rejected: Option<&str>) -> Reply {
         let message = match rejected {
-            Some(bad) => format!("\"{bad}\" is not a date (YYYY-MM-DD). Which date would you like?"),
+            Some(bad) => {
+                format!("\"{bad}\" is not a date (YYYY-MM-DD). Which date would you like?")
+            }
             None => "Which date would you like to book (YYYY-MM-DD)?".to_owned(),
         };
         let q = form(
@@ -253,7 +264,10 @@ fn form(message: &str, properties: Value) -> Result<InputRequest, ErrorData> {
 }
 
 /// The accepted form under `key`, if the client accepted it.
-fn accepted<'a>(responses: Option<&'a InputResponses>, key: &str) -> Option<&'a Map<String, Value>> {
+fn accepted<'a>(
+    responses: Option<&'a InputResponses>,
+    key: &str,
+) -> Option<&'a Map<String, Value>> {
     let r = responses?.get(key)?;
     if r.get("action")?.as_str()? != "accept" {
         return None;

@@ -62,7 +62,31 @@ pub const MAX_CONTINUATION_LEN: usize = 8 * 1024;
 /// [`MAX_CONTINUATION_LEN`]-byte continuation. Longer ones are refused before decoding.
 pub const MAX_TOKEN_LEN: usize = token_len_for(MAX_CONTINUATION_LEN);
 
-type Buf = TokenBuf<MAX_TOKEN_LEN>;
+/// Token buffers come in three sizes: on the stack for tokens of continuations up to 256 and
+/// 1 024 bytes, boxed for the largest. Each request zeroes its buffer when it is made and wipes
+/// it when it is dropped, so the buffer is only as large as the token needs.
+const SMALL: usize = token_len_for(256);
+const MEDIUM: usize = token_len_for(1024);
+
+/// Runs `$body` with `$buf` bound to a `&mut TokenBuf` that holds `$len` bytes of token text.
+macro_rules! with_token_buf {
+    ($len:expr, $buf:ident => $body:expr) => {{
+        let len: usize = $len;
+        if len <= SMALL {
+            let mut b = TokenBuf::<SMALL>::new();
+            let $buf = &mut b;
+            $body
+        } else if len <= MEDIUM {
+            let mut b = TokenBuf::<MEDIUM>::new();
+            let $buf = &mut b;
+            $body
+        } else {
+            let mut b: Box<TokenBuf<MAX_TOKEN_LEN>> = Box::new(TokenBuf::new());
+            let $buf = &mut *b;
+            $body
+        }
+    }};
+}
 
 /// A configured [`Mrtr`] plus a replay cache `R` and its [`NonceSource`] (the OS random
 /// generator unless [`Engine::with_nonce_source`] chose otherwise).
@@ -196,18 +220,17 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
                 if continuation.len() > MAX_CONTINUATION_LEN {
                     return Err(SealError::TooLarge);
                 }
-                let mut out: Box<Buf> = Box::new(TokenBuf::new());
-                let sealed = match self.nonce_source {
-                    NonceSource::Os => {
-                        self.mrtr
-                            .pause(round, binding, args, continuation, &mut OsRng, &mut out)?
-                    }
-                    NonceSource::Fast => {
-                        self.mrtr
-                            .pause(round, binding, args, continuation, &mut FastRng, &mut out)?
-                    }
-                };
-                Ok(sealed.as_str().to_owned())
+                with_token_buf!(token_len_for(continuation.len()), out => {
+                    let sealed = match self.nonce_source {
+                        NonceSource::Os => {
+                            self.mrtr.pause(round, binding, args, continuation, &mut OsRng, out)?
+                        }
+                        NonceSource::Fast => self
+                            .mrtr
+                            .pause(round, binding, args, continuation, &mut FastRng, out)?,
+                    };
+                    Ok(sealed.as_str().to_owned())
+                })
             });
         match sealed {
             Ok(token) => {
@@ -321,29 +344,31 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
             .args_digest()
             .map_err(|_| reject(Reason::ArgumentsUnbindable))?;
         let binding = req.binding().map_err(|_| reject(Reason::InvalidBinding))?;
-        let mut buf: Box<Buf> = Box::new(TokenBuf::new());
-        let resumed = self
-            .mrtr
-            .verify(token, binding, args, &mut buf)
-            .map_err(|r| reject(r.reason()))?;
-        let resumption = Resumption {
-            continuation: Zeroizing::new(resumed.continuation().to_vec()),
-            round: resumed.round(),
-            next_round: resumed.next_round(),
-            expires_at_ms: resumed.expires_at_ms(),
-        };
+        let (resumption, id) = with_token_buf!(token.len(), buf => {
+            let resumed = self
+                .mrtr
+                .verify(token, binding, args, buf)
+                .map_err(|r| reject(r.reason()))?;
+            let resumption = Resumption {
+                continuation: Zeroizing::new(resumed.continuation().to_vec()),
+                round: resumed.round(),
+                next_round: resumed.next_round(),
+                expires_at_ms: resumed.expires_at_ms(),
+            };
+            (resumption, resumed.token_id())
+            // `buf` (holding the opened state) is wiped on drop here.
+        });
         tracing::trace!(target: "mrtr", method = %req.method(), target_name = req.target(),
             round = resumption.round, "requestState verified");
         Ok(Verified {
             record: Some(Record {
-                id: resumed.token_id(),
+                id,
                 expires_at_ms: resumption.expires_at_ms,
                 method: req.method(),
                 target: req.target().into(),
             }),
             step: Step::Resumed(resumption),
         })
-        // `buf` (holding the opened state) is wiped on drop here.
     }
 
     /// The replay step, shared by [`Engine::commit`] and [`Engine::commit_async`]: the
