@@ -6,6 +6,7 @@
 
 pub mod alloc_count;
 pub mod chart;
+pub mod e2e;
 pub mod fair_floor;
 pub mod fixtures;
 pub mod floor;

@@ -75,6 +75,9 @@ pub enum Backend {
     /// ChaCha20-Poly1305 from aws-lc-rs (`mrtr-aws-lc`, feature `aws-lc`).
     #[cfg(feature = "aws-lc")]
     AwsLcChaCha20Poly1305,
+    /// AES-256-GCM-SIV from aws-lc-rs (`mrtr-aws-lc`, feature `aws-lc`).
+    #[cfg(feature = "aws-lc")]
+    AwsLcAes256GcmSiv,
 }
 
 impl Backend {
@@ -93,6 +96,8 @@ impl Backend {
             Self::AwsLcAes256Gcm,
             #[cfg(feature = "aws-lc")]
             Self::AwsLcChaCha20Poly1305,
+            #[cfg(feature = "aws-lc")]
+            Self::AwsLcAes256GcmSiv,
         ]
     }
 
@@ -111,6 +116,8 @@ impl Backend {
             Self::AwsLcAes256Gcm => Algorithm::Aes256Gcm,
             #[cfg(feature = "aws-lc")]
             Self::AwsLcChaCha20Poly1305 => Algorithm::ChaCha20Poly1305,
+            #[cfg(feature = "aws-lc")]
+            Self::AwsLcAes256GcmSiv => Algorithm::Aes256GcmSiv,
         }
     }
 
@@ -131,6 +138,8 @@ impl Backend {
             Self::AwsLcAes256Gcm => "aws-lc-aes-256-gcm",
             #[cfg(feature = "aws-lc")]
             Self::AwsLcChaCha20Poly1305 => "aws-lc-chacha20-poly1305",
+            #[cfg(feature = "aws-lc")]
+            Self::AwsLcAes256GcmSiv => "aws-lc-aes-256-gcm-siv",
         }
     }
 }
@@ -342,6 +351,8 @@ enum Inner<R, Clk> {
     AwsLcAes256Gcm(Engine<mrtr_aws_lc::Aes256Gcm, R, Clk>),
     #[cfg(feature = "aws-lc")]
     AwsLcChaCha20Poly1305(Engine<mrtr_aws_lc::ChaCha20Poly1305, R, Clk>),
+    #[cfg(feature = "aws-lc")]
+    AwsLcAes256GcmSiv(Engine<mrtr_aws_lc::Aes256GcmSiv, R, Clk>),
     /// Never built: keeps `R` and `Clk` in use when no backend feature is enabled.
     #[allow(dead_code)]
     None(Infallible, PhantomData<fn() -> (R, Clk)>),
@@ -363,6 +374,8 @@ macro_rules! each_engine {
             Inner::AwsLcAes256Gcm($e) => $body,
             #[cfg(feature = "aws-lc")]
             Inner::AwsLcChaCha20Poly1305($e) => $body,
+            #[cfg(feature = "aws-lc")]
+            Inner::AwsLcAes256GcmSiv($e) => $body,
             Inner::None(never, _) => match *never {},
         }
     };
@@ -501,6 +514,10 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
             ),
             #[cfg(feature = "aws-lc")]
             Backend::AwsLcChaCha20Poly1305 => Inner::AwsLcChaCha20Poly1305(
+                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
+            ),
+            #[cfg(feature = "aws-lc")]
+            Backend::AwsLcAes256GcmSiv => Inner::AwsLcAes256GcmSiv(
                 build(keys, limits, clock, replay, &used)?.with_backend_label(label),
             ),
         };
