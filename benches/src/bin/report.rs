@@ -615,7 +615,7 @@ fn fair_floor_section(o: &mut String, m: &Medians) {
         (
             "aad-build",
             0,
-            "associated data built from the binding (Aad::build)",
+            "associated data built from the binding, in place (Aad::fill)",
         ),
     ] {
         rows.push(vec![label.to_owned(), cell(m.get("parts", id, n))]);
