@@ -2,7 +2,7 @@
 # The benchmark report: runs every benchmark and writes BENCHMARKS.md and its chart,
 # docs/bench/roundtrip.svg.
 #
-#   bash ci/bench.sh            # full run, ~25-30 minutes on 2 cores (plus the first builds)
+#   bash ci/bench.sh            # full run, ~30-35 minutes on 2 cores (plus the first builds)
 #   QUICK=1 bash ci/bench.sh    # a smoke run (short criterion times)
 #
 # Besides the ordinary release build it makes a second, smaller one with
@@ -88,6 +88,14 @@ if [ "${redis_keys:-0}" -gt 0 ]; then
         "$((redis_mem / redis_keys))" "$redis_keys" >>"$WORK/replay.tsv"
 fi
 
+log "end to end: hosted server vs rmcp's RequestStateCodec over loopback HTTP (ci/bench-e2e.sh)"
+rm -f "$WORK/e2e.tsv"
+if [ "${QUICK:-0}" = 1 ]; then
+    E2E_SECS="${E2E_SECS:-2}" E2E_REPS="${E2E_REPS:-1}" bash ci/bench-e2e.sh "$WORK/e2e.tsv"
+else
+    bash ci/bench-e2e.sh "$WORK/e2e.tsv"
+fi
+
 finished="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 load_after="$(uptime)"
 cpu="$(awk -F: '/model name/ {sub(/^ /, "", $2); print $2; exit}' /proc/cpuinfo)"
@@ -108,5 +116,5 @@ cpu="$(awk -F: '/model name/ {sub(/^ /, "", $2); print $2; exit}' /proc/cpuinfo)
 
 # shellcheck disable=SC2086 # avx2_crit is one path or nothing
 "$CARGO_TARGET_DIR/release/report" "$CARGO_TARGET_DIR/criterion" "$WORK/allocs.tsv" \
-    "$WORK/replay.tsv" "$WORK/machine.md" "$OUT" $avx2_crit
+    "$WORK/replay.tsv" "$WORK/e2e.tsv" "$WORK/machine.md" "$OUT" $avx2_crit
 log "wrote $OUT and its chart (raw outputs in $WORK)"

@@ -3,7 +3,6 @@
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
 use mrtr_core::{ArgsDigest, Binding, Principal};
-use rand_core::{TryCryptoRng, TryRng};
 
 /// Continuation sizes, in bytes.
 pub const SIZES: [usize; 4] = [64, 256, 1024, 4096];
@@ -65,41 +64,13 @@ pub fn key_ring<C: Cipher>() -> KeyRing<C, 4> {
     KeyRing::new(Key::new(id, SecretKey::from_bytes(KEY)))
 }
 
-/// A counter mixed with SplitMix64, for generating many distinct ids quickly (the replay
-/// cache benchmarks). NOT cryptographic; never used to seal a measured token.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SplitMix(u64);
+/// A SplitMix64 stream for generating many distinct ids quickly (the replay cache
+/// benchmarks): `mrtr-tests`' `SeqRng`, started at a random point. NOT cryptographic; never
+/// used to seal a measured token.
+pub type SplitMix = mrtr_tests::rng::SeqRng;
 
-impl SplitMix {
-    /// A generator whose stream starts at a random point (seeded from the OS once), so that
-    /// generators created apart never repeat each other's ids in practice.
-    pub fn from_os() -> Self {
-        Self(getrandom::u64().expect("OS randomness"))
-    }
+/// A [`SplitMix`] stream starting at a random point (seeded from the OS once), so that streams
+/// created apart never repeat each other's ids in practice.
+pub fn split_mix_from_os() -> SplitMix {
+    SplitMix::new(getrandom::u64().expect("OS randomness"))
 }
-
-impl TryRng for SplitMix {
-    type Error = core::convert::Infallible;
-
-    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
-        self.try_next_u64().map(|x| x as u32)
-    }
-
-    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        Ok(z ^ (z >> 31))
-    }
-
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
-        for chunk in dst.chunks_mut(8) {
-            let x = self.try_next_u64()?.to_le_bytes();
-            chunk.copy_from_slice(&x[..chunk.len()]);
-        }
-        Ok(())
-    }
-}
-
-impl TryCryptoRng for SplitMix {}

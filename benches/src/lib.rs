@@ -6,8 +6,8 @@
 
 pub mod alloc_count;
 pub mod chart;
+pub mod e2e;
 pub mod fair_floor;
-pub mod fifo_replay;
 pub mod fixtures;
 pub mod floor;
 #[cfg(feature = "comparisons")]

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
+#[cfg(not(target_os = "linux"))]
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use mrtr_core::Clock;
 
@@ -27,17 +29,55 @@ impl<T: MonotonicClock + ?Sized> MonotonicClock for &T {
 }
 
 /// The system's wall clock (ms since the Unix epoch), for token expiry across nodes.
+///
+/// On Linux it reads the kernel's coarse real-time clock (`CLOCK_REALTIME_COARSE`): the time of
+/// the last timer tick, a few nanoseconds to read instead of a few tens, and at most one tick
+/// (1 to 4 ms) behind, which token lifetimes of minutes and a clock-skew allowance of seconds
+/// do not notice. Elsewhere it reads `SystemTime`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now_ms(&self) -> u64 {
-        // A clock set before 1970 reads as 0, which makes every token look expired: fail closed.
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-            .unwrap_or(0)
+        wall_ms()
     }
+}
+
+/// Milliseconds since the Unix epoch. A clock set before 1970 reads as 0, which makes every
+/// token look expired: fail closed.
+#[cfg(target_os = "linux")]
+fn wall_ms() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
+    match (u64::try_from(t.tv_sec), u64::try_from(t.tv_nsec)) {
+        (Ok(secs), Ok(nanos)) => secs.saturating_mul(1000).saturating_add(nanos / 1_000_000),
+        _ => 0,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn wall_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// Time since an arbitrary origin, never going backwards, for coarse intervals (the fast
+/// generator's key age): on Linux the kernel's coarse monotonic clock (at most one tick
+/// behind), elsewhere `Instant`.
+#[cfg(target_os = "linux")]
+pub(crate) fn coarse_monotonic() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::MonotonicCoarse);
+    match (u64::try_from(t.tv_sec), u32::try_from(t.tv_nsec)) {
+        (Ok(secs), Ok(nanos)) => Duration::new(secs, nanos),
+        _ => Duration::ZERO,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn coarse_monotonic() -> Duration {
+    static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    ORIGIN.get_or_init(Instant::now).elapsed()
 }
 
 /// `std::time::Instant`, as milliseconds since this clock was created.

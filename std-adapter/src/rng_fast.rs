@@ -7,9 +7,9 @@
 //!
 //! * [`ReseedingRng`] draws a fresh 256-bit ChaCha20 key from the OS when it is created, after
 //!   [`ReseedPolicy::max_bytes`] bytes of output, after [`ReseedPolicy::max_age`], and whenever
-//!   the process id differs from the one it was seeded in. A forked child therefore never
-//!   continues its parent's stream: before its first byte it detects the new process id,
-//!   discards the copied state and reseeds from the OS, or fails if the OS cannot answer.
+//!   the process forked since it was seeded. A forked child therefore never continues its
+//!   parent's stream: before its first byte it detects the fork, discards the copied state
+//!   and reseeds from the OS, or fails if the OS cannot answer.
 //! * What it **cannot** detect: a VM snapshot restored twice (or a process image checkpointed
 //!   and restored, as CRIU does) resumes with the same state and the same process id, so the
 //!   clones repeat each other's output until their next reseed. Nothing in userspace can see
@@ -17,12 +17,15 @@
 //!   AES-GCM one repeated nonce lets an attacker forge tokens; under AES-GCM-SIV a repeated
 //!   nonce only reveals whether two sealed states were identical, and a repeated token id is
 //!   at worst refused by the replay cache as a replay. That is why the two go together.
-//! * The process-id check is one `getpid` system call per draw (Rust's standard library offers
-//!   no way to run code at fork without `unsafe`, which this crate forbids): cheaper than a
-//!   `getrandom` call, and it also catches children created by a raw `clone`. It cannot tell
-//!   a grandchild that happens to get its grandparent's recycled process id apart from the
-//!   grandparent, if the child in between never drew a byte; the time and byte limits bound
-//!   how long such a stream could run.
+//! * The fork check on Unix is one atomic load per draw: a counter that a `pthread_atfork`
+//!   child handler increments in every child the C library's `fork` creates (the `forkguard`
+//!   crate registers it; this crate itself forbids `unsafe`). It sees every fork made through
+//!   the C library (`fork(2)` from libc, `nix`, Python's `os.fork` in an embedding process)
+//!   and every grandchild, whatever its process id. It does **not** see a child created by a
+//!   raw `clone` system call that bypasses the C library's fork handlers (or glibc's
+//!   `_Fork`); such a child must not draw from a generator it inherited. Where the handler
+//!   cannot be registered (not Unix, or `pthread_atfork` failed), the check falls back to
+//!   comparing the process id (a `getpid` system call per draw).
 //!
 //! ```
 //! use mrtr_std::rng_fast::{FastRng, ReseedingRng};
@@ -42,7 +45,9 @@
 
 use std::cell::RefCell;
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::clock::coarse_monotonic;
 
 use chacha20::ChaCha20Rng;
 use rand_core::{SeedableRng, TryCryptoRng, TryRng};
@@ -67,12 +72,41 @@ impl Default for ReseedPolicy {
     }
 }
 
+/// Whether the process forked since the generator was keyed.
+enum ForkCheck {
+    /// The C library's fork handler counter (one atomic load per check).
+    #[cfg(unix)]
+    Atfork(forkguard::atfork::Guard),
+    /// The process id it was keyed in (one `getpid` system call per check).
+    Pid(u32),
+}
+
+impl ForkCheck {
+    fn new() -> Self {
+        #[cfg(unix)]
+        if let Ok(guard) = forkguard::atfork::Guard::try_new() {
+            return Self::Atfork(guard);
+        }
+        Self::Pid(std::process::id())
+    }
+
+    fn forked(&mut self) -> bool {
+        match self {
+            #[cfg(unix)]
+            Self::Atfork(guard) => guard.detected_fork(),
+            Self::Pid(pid) => *pid != std::process::id(),
+        }
+    }
+}
+
 /// The generator's keyed state and when it must be replaced.
 struct Keyed {
     chacha: ChaCha20Rng,
-    pid: u32,
+    fork: ForkCheck,
     drawn: u64,
-    seeded_at: Instant,
+    /// When it was keyed, on the coarse monotonic clock (a few ns to read, at most one tick
+    /// behind: the age limit is kept to within a few ms).
+    seeded_at: Duration,
 }
 
 /// ChaCha20 keyed from the OS, reseeded by [`ReseedPolicy`] and after a fork. See the module
@@ -113,14 +147,19 @@ impl ReseedingRng {
         self.reseeds
     }
 
+    /// Bytes drawn under the current key (a reseed starts again from 0).
+    pub fn drawn(&self) -> u64 {
+        self.keyed.as_ref().map_or(0, |k| k.drawn)
+    }
+
     fn key() -> Result<Keyed, getrandom::Error> {
         let mut seed = zeroize::Zeroizing::new([0u8; 32]);
         getrandom::fill(&mut seed[..])?;
         Ok(Keyed {
             chacha: ChaCha20Rng::from_seed(*seed),
-            pid: std::process::id(),
+            fork: ForkCheck::new(),
             drawn: 0,
-            seeded_at: Instant::now(),
+            seeded_at: coarse_monotonic(),
         })
     }
 
@@ -128,10 +167,11 @@ impl ReseedingRng {
     /// fresh one. A failed reseed leaves no state behind, so no later draw can reuse it.
     fn state(&mut self, len: usize) -> Result<&mut ChaCha20Rng, getrandom::Error> {
         let len = len as u64;
-        let usable = self.keyed.as_ref().is_some_and(|k| {
-            k.pid == std::process::id()
-                && k.drawn.saturating_add(len) <= self.policy.max_bytes
-                && k.seeded_at.elapsed() < self.policy.max_age
+        let policy = self.policy;
+        let usable = self.keyed.as_mut().is_some_and(|k| {
+            !k.fork.forked()
+                && k.drawn.saturating_add(len) <= policy.max_bytes
+                && coarse_monotonic().saturating_sub(k.seeded_at) < policy.max_age
         });
         if !usable {
             self.keyed = None;
@@ -215,10 +255,19 @@ impl FastRng {
 
     /// Reseeds of this thread's generator so far (0 before its first use).
     pub fn reseeds() -> u64 {
+        Self::read(ReseedingRng::reseeds)
+    }
+
+    /// Bytes this thread's generator has drawn under its current key (0 before its first use).
+    pub fn drawn() -> u64 {
+        Self::read(ReseedingRng::drawn)
+    }
+
+    fn read(f: impl FnOnce(&ReseedingRng) -> u64) -> u64 {
         THREAD_RNG.with(|cell| {
             cell.try_borrow()
                 .ok()
-                .and_then(|s| s.as_ref().map(ReseedingRng::reseeds))
+                .and_then(|s| s.as_ref().map(f))
                 .unwrap_or(0)
         })
     }
@@ -280,7 +329,8 @@ mod tests {
             ReseedingRng::with_policy(policy(u64::MAX, Duration::from_millis(20))).unwrap();
         rng.try_next_u64().unwrap();
         assert_eq!(rng.reseeds(), 0);
-        std::thread::sleep(Duration::from_millis(25));
+        // Past the limit by more than the coarse clock's tick (at most 10 ms).
+        std::thread::sleep(Duration::from_millis(35));
         rng.try_next_u64().unwrap();
         assert_eq!(rng.reseeds(), 1);
     }

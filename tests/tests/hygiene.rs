@@ -184,6 +184,7 @@ fn tokens_and_states_never_formatted<C: Cipher>() {
 fn aws_lc_key_material_never_formatted() {
     key_material_never_formatted::<mrtr_aws_lc::Aes256Gcm>();
     key_material_never_formatted::<mrtr_aws_lc::ChaCha20Poly1305>();
+    key_material_never_formatted::<mrtr_aws_lc::Aes256GcmSiv>();
 }
 
 fn zeroize_on_drop<T: ZeroizeOnDrop>() {}

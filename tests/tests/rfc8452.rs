@@ -1,11 +1,11 @@
 //! RFC 8452's published AES-256-GCM-SIV vectors (Appendix C.2, and the counter-wrap tests of
-//! Appendix C.3) through `mrtr-aes-gcm-siv`'s `Cipher` seam: each seals to the published
+//! Appendix C.3) through the `Cipher` seam of both AES-256-GCM-SIV backends (`mrtr-aes-gcm-siv`
+//! and `mrtr-aws-lc`): each seals to the published
 //! ciphertext and tag, opens back to its plaintext, and is refused with any tag bit flipped.
 //! The vectors are stored in `tests/data/rfc8452-aes-256-gcm-siv.json`.
 
 use std::path::PathBuf;
 
-use mrtr_aes_gcm_siv::Aes256GcmSiv;
 use mrtr_core::cipher::{Cipher, CryptoError, TAG_LEN};
 use mrtr_core::key::SecretKey;
 use mrtr_tests::hex;
@@ -39,13 +39,22 @@ fn load() -> File {
 }
 
 #[test]
-fn rfc8452_vectors_seal_open_and_refuse_a_flipped_tag() {
+fn rustcrypto_rfc8452_vectors_seal_open_and_refuse_a_flipped_tag() {
+    check::<mrtr_aes_gcm_siv::Aes256GcmSiv>();
+}
+
+#[test]
+fn aws_lc_rfc8452_vectors_seal_open_and_refuse_a_flipped_tag() {
+    check::<mrtr_aws_lc::Aes256GcmSiv>();
+}
+
+fn check<C: Cipher>() {
     let file = load();
     assert_eq!(file.algorithm, "AES-256-GCM-SIV");
     let (mut c2, mut c3) = (0, 0);
     for (i, v) in file.vectors.iter().enumerate() {
         let key = SecretKey::from_slice(&bytes(&v.key_hex)).expect("32-byte key");
-        let cipher = Aes256GcmSiv::new(&key);
+        let cipher = C::new(&key);
         let (nonce, aad) = (bytes(&v.nonce_hex), bytes(&v.aad_hex));
         let (plain, sealed) = (bytes(&v.plaintext_hex), bytes(&v.ciphertext_hex));
         let tag: [u8; TAG_LEN] = bytes(&v.tag_hex).try_into().expect("16-byte tag");

@@ -180,3 +180,13 @@ fn aws_lc_chacha20_poly1305_passes_wycheproof() {
     );
     assert!(n.other_nonce_size > 0, "{n:?}");
 }
+
+#[test]
+fn aws_lc_aes_256_gcm_siv_passes_wycheproof() {
+    let n = run::<mrtr_aws_lc::Aes256GcmSiv>(TestName::AesGcmSiv);
+    assert!(
+        n.valid > 0 && n.invalid > 0 && n.plaintext_checked > 0,
+        "{n:?}"
+    );
+    assert!(n.other_key_size > 0, "{n:?}");
+}

@@ -2,8 +2,8 @@
 //!
 //! ## Map of the crate
 //!
-//! [`Aes256Gcm`] and [`ChaCha20Poly1305`] implement [`Cipher`]; use either as the cipher of a
-//! [`mrtr_core::key::KeyRing`].
+//! [`Aes256Gcm`], [`ChaCha20Poly1305`] and [`Aes256GcmSiv`] implement [`Cipher`]; use any of
+//! them as the cipher of a [`mrtr_core::key::KeyRing`].
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -64,6 +64,7 @@ mod private {
     pub trait Sealed {}
     impl Sealed for super::Aes256GcmAlgorithm {}
     impl Sealed for super::ChaCha20Poly1305Algorithm {}
+    impl Sealed for super::Aes256GcmSivAlgorithm {}
 }
 
 /// Marks AES-256-GCM (96-bit nonce).
@@ -74,11 +75,23 @@ pub enum Aes256GcmAlgorithm {}
 #[derive(Debug)]
 pub enum ChaCha20Poly1305Algorithm {}
 
+/// Marks AES-256-GCM-SIV (RFC 8452, 96-bit nonce, nonce-misuse resistant).
+#[derive(Debug)]
+pub enum Aes256GcmSivAlgorithm {}
+
 impl Variant for Aes256GcmAlgorithm {
     const ALGORITHM: Algorithm = Algorithm::Aes256Gcm;
     const NAME: &'static str = "Aes256Gcm";
     fn aead() -> &'static aead::Algorithm {
         &aead::AES_256_GCM
+    }
+}
+
+impl Variant for Aes256GcmSivAlgorithm {
+    const ALGORITHM: Algorithm = Algorithm::Aes256GcmSiv;
+    const NAME: &'static str = "Aes256GcmSiv";
+    fn aead() -> &'static aead::Algorithm {
+        &aead::AES_256_GCM_SIV
     }
 }
 
@@ -90,8 +103,8 @@ impl Variant for ChaCha20Poly1305Algorithm {
     }
 }
 
-/// An aws-lc-rs AEAD behind mrtr's cipher seam (use the aliases [`Aes256Gcm`] and
-/// [`ChaCha20Poly1305`]).
+/// An aws-lc-rs AEAD behind mrtr's cipher seam (use the aliases [`Aes256Gcm`],
+/// [`ChaCha20Poly1305`] and [`Aes256GcmSiv`]).
 pub struct AwsLc<V>(Option<LessSafeKey>, PhantomData<fn() -> V>);
 
 impl<V: Variant> Cipher for AwsLc<V> {
@@ -132,3 +145,8 @@ pub type Aes256Gcm = AwsLc<Aes256GcmAlgorithm>;
 
 /// ChaCha20-Poly1305 (RFC 8439, 96-bit nonce) from aws-lc-rs behind mrtr's cipher seam.
 pub type ChaCha20Poly1305 = AwsLc<ChaCha20Poly1305Algorithm>;
+
+/// AES-256-GCM-SIV (RFC 8452, 96-bit nonce) from aws-lc-rs behind mrtr's cipher seam: a
+/// repeated nonce reveals only that two sealed states were identical, so it may be paired with
+/// a userspace nonce source.
+pub type Aes256GcmSiv = AwsLc<Aes256GcmSivAlgorithm>;

@@ -103,6 +103,15 @@ fn chacha_round_trip_and_interop() {
 }
 
 #[test]
+fn gcm_siv_round_trip_and_interop() {
+    use mrtr_aes_gcm_siv::Aes256GcmSiv as Rc;
+    use mrtr_aws_lc::Aes256GcmSiv as Lc;
+    cross::<Lc, Lc>();
+    cross::<Lc, Rc>();
+    cross::<Rc, Lc>();
+}
+
+#[test]
 fn algorithms_do_not_cross() {
     let clock = ManualClock::new(1_000_000);
     let aes = Mrtr::builder(ring::<mrtr_aws_lc::Aes256Gcm>(), &clock)

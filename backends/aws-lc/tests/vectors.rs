@@ -1,7 +1,7 @@
 //! Published test vectors through the `Cipher` seam, and agreement with the RustCrypto
 //! backends on the same inputs.
 
-use mrtr_aws_lc::{Aes256Gcm, ChaCha20Poly1305};
+use mrtr_aws_lc::{Aes256Gcm, Aes256GcmSiv, ChaCha20Poly1305};
 use mrtr_core::cipher::{Cipher, TAG_LEN};
 use mrtr_core::key::SecretKey;
 
@@ -133,6 +133,15 @@ fn agrees_with_rustcrypto_backends() {
             .seal_in_place(&nonce, aad, &mut b)
             .unwrap();
         assert_eq!((a, ta), (b, tb), "ChaCha20-Poly1305, {len} bytes");
+
+        let (mut a, mut b) = (pt.clone(), pt.clone());
+        let ta = Aes256GcmSiv::new(&k)
+            .seal_in_place(&nonce, aad, &mut a)
+            .unwrap();
+        let tb = mrtr_aes_gcm_siv::Aes256GcmSiv::new(&k)
+            .seal_in_place(&nonce, aad, &mut b)
+            .unwrap();
+        assert_eq!((a, ta), (b, tb), "AES-256-GCM-SIV, {len} bytes");
     }
 }
 
@@ -151,6 +160,11 @@ fn refuses_wrong_nonce_length() {
         assert!(
             ChaCha20Poly1305::new(&k)
                 .open_in_place(&nonce, b"", &mut buf, &[0; TAG_LEN])
+                .is_err()
+        );
+        assert!(
+            Aes256GcmSiv::new(&k)
+                .seal_in_place(&nonce, b"", &mut buf)
                 .is_err()
         );
     }

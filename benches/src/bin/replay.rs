@@ -9,15 +9,12 @@
 //!   latency of one call at a time (p50, p99) and throughput with many calls in flight over the
 //!   one multiplexed loopback connection.
 //!
-//! * The proposed cache of `mrtr_benches::fifo_replay`, on the same harness.
-//!
 //! Usage: `replay [SECONDS_PER_RUN]` (default 2).
 
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use mrtr_benches::SplitMix;
-use mrtr_benches::fifo_replay::FifoReplayCache;
+use mrtr_benches::{SplitMix, split_mix_from_os};
 use mrtr_core::TokenId;
 use mrtr_core::replay::ReplayCache;
 use mrtr_std::replay::AsyncReplayCache;
@@ -55,7 +52,7 @@ fn rss() -> u64 {
 
 /// Fills `cache` with `LIVE` entries whose expiries are spread over the next `LIVE` virtual ms.
 fn fill(cache: &impl ReplayCache) {
-    let mut rng = SplitMix::from_os();
+    let mut rng = split_mix_from_os();
     for i in 0..LIVE {
         cache
             .check_and_record(&fresh_id(&mut rng), T0 + 1 + i, T0)
@@ -72,7 +69,7 @@ fn inproc_rate(cache: &(impl ReplayCache + Sync), threads: u64, secs: f64, start
             .map(|t| {
                 let barrier = &barrier;
                 s.spawn(move || {
-                    let mut rng = SplitMix::from_os();
+                    let mut rng = split_mix_from_os();
                     barrier.wait();
                     let begin = Instant::now();
                     let mut n = 0u64;
@@ -164,7 +161,7 @@ fn redis(url: &str, secs: f64) {
         .build()
         .expect("redis config");
     rt.block_on(async {
-        let mut rng = SplitMix::from_os();
+        let mut rng = split_mix_from_os();
         let now = T0;
         // Warm up the connection.
         for _ in 0..1000 {
@@ -270,13 +267,6 @@ fn main() {
         secs,
         || MemoryReplayCache::new(CAPACITY),
         MemoryReplayCache::len,
-    );
-    inproc(
-        "proposed",
-        "proposed FIFO cache (benches/src/fifo_replay.rs, not shipped)",
-        secs,
-        || FifoReplayCache::new(CAPACITY),
-        FifoReplayCache::len,
     );
     match std::env::var("MRTR_BENCH_REDIS") {
         Ok(url) if !url.is_empty() => redis(&url, secs),

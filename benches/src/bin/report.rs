@@ -1,7 +1,8 @@
 //! Writes `BENCHMARKS.md` and its size-sweep chart from criterion's results and the
 //! measurement binaries' output.
 //!
-//! Usage: `report CRITERION_DIR ALLOCS_TSV REPLAY_TSV MACHINE_MD OUT_MD [AVX2_CRITERION_DIR]`.
+//! Usage: `report CRITERION_DIR ALLOCS_TSV REPLAY_TSV E2E_TSV MACHINE_MD OUT_MD
+//! [AVX2_CRITERION_DIR]`.
 //! The chart goes to `docs/bench/roundtrip.svg` beside `OUT_MD`. A missing input leaves its
 //! section marked as not measured.
 
@@ -10,6 +11,7 @@ use std::path::Path;
 
 use mrtr_benches::SIZES;
 use mrtr_benches::chart::{self, Kind, Series};
+use mrtr_benches::e2e::E2e;
 use mrtr_benches::peers;
 use mrtr_benches::report::{Allocs, Medians, fmt_ns, ratio, size_header, table};
 
@@ -38,13 +40,18 @@ const fn row(
     }
 }
 
-/// The default hosted configuration: mrtr-std's default backend and nonce source.
-const DEFAULT: &str = "mrtr-aes256gcm";
+/// The hosted server's default configuration (`examples/hosted-server`): AES-256-GCM-SIV
+/// with the fast, fork-aware nonce source.
+const DEFAULT: &str = "mrtr-aes256gcmsiv-fastrng";
 
-const MRTR: [Row; 7] = [
+/// mrtr-std's first default backend with the default nonce source (one system call per seal):
+/// what a library user gets who picks AES-256-GCM.
+const GCM_OS: &str = "mrtr-aes256gcm";
+
+const MRTR: [Row; 8] = [
     row(
-        DEFAULT,
-        "mrtr AES-256-GCM, OsRng (default)",
+        GCM_OS,
+        "mrtr AES-256-GCM, OsRng (library default nonce source)",
         "floor-aes256gcm",
         "rustcrypto-aes256gcm",
         0,
@@ -85,11 +92,18 @@ const MRTR: [Row; 7] = [
         5,
     ),
     row(
-        "mrtr-aes256gcmsiv-fastrng",
-        "mrtr AES-256-GCM-SIV, fast RNG",
+        DEFAULT,
+        "mrtr AES-256-GCM-SIV, fast RNG (hosted default)",
         "floor-aes256gcmsiv",
         "rustcrypto-aes256gcmsiv",
         6,
+    ),
+    row(
+        "mrtr-awslc-aes256gcmsiv-fastrng",
+        "mrtr-aws-lc AES-256-GCM-SIV, fast RNG",
+        "floor-awslc-aes256gcmsiv",
+        "awslc-aes256gcmsiv",
+        7,
     ),
 ];
 
@@ -97,7 +111,7 @@ const MRTR: [Row; 7] = [
 const GCM_FAST: &str = "mrtr-aes256gcm-fastrng";
 
 /// Fair floors: id, label, chart colour (their backend's).
-const FAIR: [(&str, &str, usize); 6] = [
+const FAIR: [(&str, &str, usize); 7] = [
     ("floor-aes256gcm", "fair floor: RustCrypto AES-256-GCM", 0),
     (
         "floor-chacha20poly1305",
@@ -119,6 +133,11 @@ const FAIR: [(&str, &str, usize); 6] = [
         "floor-aes256gcmsiv",
         "fair floor: RustCrypto AES-256-GCM-SIV",
         5,
+    ),
+    (
+        "floor-awslc-aes256gcmsiv",
+        "fair floor: aws-lc AES-256-GCM-SIV",
+        7,
     ),
 ];
 
@@ -230,12 +249,13 @@ fn cell(v: Option<f64>) -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let (crit, allocs, replay, machine, out_path, avx2) = match &args[..] {
-        [_, c, a, r, m, o] => (c, a, r, m, o, None),
-        [_, c, a, r, m, o, x] => (c, a, r, m, o, Some(Medians::new(x))),
+    let (crit, allocs, replay, e2e, machine, out_path, avx2) = match &args[..] {
+        [_, c, a, r, e, m, o] => (c, a, r, e, m, o, None),
+        [_, c, a, r, e, m, o, x] => (c, a, r, e, m, o, Some(Medians::new(x))),
         _ => {
             eprintln!(
-                "usage: report CRITERION_DIR ALLOCS_TSV REPLAY_TSV MACHINE_MD OUT_MD [AVX2_CRITERION_DIR]"
+                "usage: report CRITERION_DIR ALLOCS_TSV REPLAY_TSV E2E_TSV MACHINE_MD OUT_MD \
+                 [AVX2_CRITERION_DIR]"
             );
             std::process::exit(2);
         }
@@ -243,6 +263,7 @@ fn main() {
     let m = Medians::new(crit);
     let allocs = Allocs::parse(&read(allocs));
     let replay = Replay::parse(&read(replay));
+    let e2e = E2e::parse(&read(e2e));
     let peer_list: Vec<(&'static str, &'static str)> = peers::all()
         .iter()
         .map(|p| (p.id(), p.describe()))
@@ -267,7 +288,7 @@ fn main() {
     o.push_str(&read(machine));
     o.push('\n');
 
-    goals(&mut o, &m, avx2.as_ref(), &replay, &peer_list);
+    goals(&mut o, &m, avx2.as_ref(), &replay, &e2e, &peer_list);
 
     let _ = writeln!(o, "## Seal + unseal (round trip), median\n");
     o.push_str(&chart_note);
@@ -275,8 +296,9 @@ fn main() {
         o,
         "\nmrtr: `pause` into a reused `TokenBuf<{{token_len_for(n)}}>` then `resume` of that \
          text (no replay cache), wall clock, and the nonce source named in the row: `OsRng` \
-         (one `getrandom` system call per seal, the default) or `mrtr-std`'s fork-aware \
-         `rng_fast::FastRng` (GCM-SIV only). Fair floor: see \"The fair floor\" below. Raw \
+         (one `getrandom` system call per seal, mrtr-std's default) or `mrtr-std`'s \
+         fork-aware `rng_fast::FastRng` (allowed with AES-256-GCM-SIV only; the hosted \
+         server's default). Fair floor: see \"The fair floor\" below. Raw \
          AEAD: the backend's AEAD sealing and opening the bare n-byte continuation in place \
          (fixed nonce, no associated data). Peers: seal then open with their own API.\n"
     );
@@ -329,9 +351,10 @@ fn main() {
     );
     let mut rows = Vec::new();
     for (p, _) in &peer_list {
-        for r in MRTR.iter().filter(|r| {
-            [DEFAULT, "mrtr-awslc-aes256gcm", "mrtr-aes256gcmsiv-fastrng"].contains(&r.id)
-        }) {
+        for r in MRTR
+            .iter()
+            .filter(|r| [DEFAULT, GCM_OS, "mrtr-awslc-aes256gcmsiv-fastrng"].contains(&r.id))
+        {
             rows.push(ratio_row(
                 &m,
                 &format!("{p} ÷ {}", r.label),
@@ -438,9 +461,23 @@ fn main() {
     }
     o.push('\n');
 
-    o.push_str(END_TO_END);
+    e2e.section(&mut o);
     o.push_str("## What limits us (this run's numbers)\n\n");
-    o.push_str(&limits(&m));
+    o.push_str(&limits(
+        &m,
+        DEFAULT,
+        "floor-aes256gcmsiv",
+        (
+            "rng-fast",
+            "FastRng's fork and reseed checks over a plain ChaCha20 draw",
+        ),
+    ));
+    o.push_str(&limits(
+        &m,
+        GCM_OS,
+        "floor-aes256gcm",
+        ("rng-os", "OsRng's system call instead of a userspace draw"),
+    ));
     o.push_str(NOTES);
     std::fs::write(out_path, o).expect("write report");
 }
@@ -450,6 +487,7 @@ fn goals(
     m: &Medians,
     avx2: Option<&Medians>,
     replay: &Replay,
+    e2e: &E2e,
     peer_list: &[(&str, &str)],
 ) {
     let _ = writeln!(o, "## Goals\n");
@@ -463,60 +501,52 @@ fn goals(
             verdict(r.zip(f).map(|(r, f)| r / f <= bound)),
         ]);
     };
-    for r in &MRTR[..1] {
-        within(r.label, r.id, r.fair, 1.25);
-    }
-    for r in MRTR.iter().filter(|r| r.id.starts_with("mrtr-awslc")) {
-        within(r.label, r.id, r.fair, 1.25);
+    // The hosted default, then every aws-lc configuration against its own floor; AES-256-GCM
+    // with OsRng last (what the per-seal system call costs a GCM configuration).
+    let order = std::iter::once(DEFAULT)
+        .chain(
+            MRTR.iter()
+                .map(|r| r.id)
+                .filter(|id| id.starts_with("mrtr-awslc")),
+        )
+        .chain(std::iter::once(GCM_OS));
+    for id in order {
+        if let Some(r) = MRTR.iter().find(|r| r.id == id) {
+            within(r.label, r.id, r.fair, 1.25);
+        }
     }
     for n in SIZES {
-        let me = m.get("roundtrip", DEFAULT, n);
         let fastest = peer_list
             .iter()
             .filter_map(|(p, _)| m.get("roundtrip", p, n).map(|t| (*p, t)))
             .min_by(|a, b| a.1.total_cmp(&b.1));
-        let (text, ok) = match (me, fastest) {
-            (Some(me), Some((p, t))) => (
-                format!(
-                    "{} vs fastest peer {p} {} (peer ÷ mrtr = {:.2}×; below 1× the peer is faster)",
-                    fmt_ns(me),
-                    fmt_ns(t),
-                    t / me
+        for (id, what) in [
+            (DEFAULT, "hosted default (AES-256-GCM-SIV, fast RNG)"),
+            (GCM_OS, "AES-256-GCM with OsRng"),
+        ] {
+            let (text, ok) = match (m.get("roundtrip", id, n), fastest) {
+                (Some(me), Some((p, t))) => (
+                    format!(
+                        "{} vs fastest peer {p} {} (peer ÷ mrtr = {:.2}×; below 1× the peer is \
+                         faster)",
+                        fmt_ns(me),
+                        fmt_ns(t),
+                        t / me
+                    ),
+                    Some(t > me),
                 ),
-                Some(t > me),
-            ),
-            _ => ("not measured".to_owned(), None),
-        };
-        rows.push(vec![
-            format!("default configuration faster than every peer at {n} B (seal+unseal)"),
-            text,
-            verdict(ok),
-        ]);
+                _ => ("not measured".to_owned(), None),
+            };
+            rows.push(vec![
+                format!("{what} faster than every peer at {n} B (seal+unseal)"),
+                text,
+                verdict(ok),
+            ]);
+        }
     }
-    rows.push(vec![
-        "end to end: hosted server with mrtr within 5 % of the rmcp-codec server (loopback HTTP)"
-            .to_owned(),
-        "not measured in this run: the hosted server is being rebuilt (see \"End to end\")"
-            .to_owned(),
-        verdict(None),
-    ]);
-    // Reported without a target: what the nonce-misuse-resistant pairing costs.
-    let siv = &MRTR[6];
-    let (r, f) = (
-        m.get("roundtrip", siv.id, 256),
-        m.get("fairfloor", siv.fair, 256),
-    );
-    let d = m.get("roundtrip", DEFAULT, 256);
-    rows.push(vec![
-        format!("(no target) {} at 256 B", siv.label),
-        format!(
-            "{} = {} of its fair floor; {} of the default configuration",
-            cell(r),
-            ratio(r, f),
-            ratio(r, d)
-        ),
-        "reported".to_owned(),
-    ]);
+    for (goal, text, ok) in e2e.goals() {
+        rows.push(vec![goal, text, verdict(ok)]);
+    }
     let portable = m.get("aead-roundtrip", "rustcrypto-chacha20poly1305", 256);
     let fast = avx2.and_then(|a| a.get("aead-roundtrip", "rustcrypto-chacha20poly1305", 256));
     rows.push(vec![
@@ -574,7 +604,7 @@ fn fair_floor_section(o: &mut String, m: &Medians) {
         (
             "rng-fast",
             28,
-            "28-byte draw, FastRng (ChaCha20 + getpid check + clock check)",
+            "28-byte draw, FastRng (ChaCha20, fork-counter check, key-age check)",
         ),
         (
             "rng-chacha20",
@@ -585,7 +615,7 @@ fn fair_floor_section(o: &mut String, m: &Medians) {
         (
             "aad-build",
             0,
-            "associated data built from the binding (Aad::build)",
+            "associated data built from the binding, in place (Aad::fill)",
         ),
     ] {
         rows.push(vec![label.to_owned(), cell(m.get("parts", id, n))]);
@@ -708,27 +738,6 @@ fn draw_chart(m: &Medians, peer_list: &[(&str, &str)], path: &Path) -> Result<()
     )
 }
 
-const END_TO_END: &str = "## End to end (not measured in this run)
-
-The goal \"mrtr's hosted server within 5 % of the same server on rmcp's `RequestStateCodec`\"
-needs the hosted server, which is being rebuilt on the `mrtr-rmcp` crate. The planned
-measurement, to add to `ci/bench.sh` once it lands:
-
-* the same `book_table` tool served twice by `examples/hosted-server` over Streamable HTTP on
-  127.0.0.1, once with mrtr (default configuration) and once with rmcp's built-in
-  `RequestStateCodec`, the server pinned to one core with `taskset` and the load generator
-  to the other;
-* a real HTTP load generator, `oha` (crates.io, `cargo install --locked oha`), replaying a
-  captured resume request (`tools/call` with `requestState` and `inputResponses`, and the
-  session header the initialisation returned) with `--no-tui --output-format json`: a fixed
-  request count after a warm-up, at concurrency 1, 8 and 64, reporting requests/s and p50/p99
-  latency side by side. Replaying one token needs multi-use tokens, so both servers run
-  without a replay cache (a second series can mint a fresh token per request through the
-  first round);
-* loopback only, bounded in count and time, servers stopped by the script.
-
-";
-
 const NOTES: &str = "
 ## How it is measured
 
@@ -783,14 +792,16 @@ fn alloc_row(a: &Allocs, group: &str, id: &str, label: &str) -> Vec<String> {
         .collect()
 }
 
-/// "What limits us", with this run's numbers: the default configuration's distance to its
-/// fair floor at 256 B, split into the parts measured apart.
-fn limits(m: &Medians) -> String {
+/// "What limits us", with this run's numbers: one configuration's distance to its fair floor
+/// at 256 B, split into the parts measured apart. `rng` names its nonce source's part and
+/// what it costs over the floor's plain draw.
+fn limits(m: &Medians, id: &str, fair: &str, rng: (&str, &str)) -> String {
     let mut o = String::new();
     let n = 256;
-    let me = m.get("roundtrip", DEFAULT, n);
-    let fair = m.get("fairfloor", "floor-aes256gcm", n);
-    let os = m.get("parts", "rng-os", 28);
+    let label = MRTR.iter().find(|r| r.id == id).map_or(id, |r| r.label);
+    let me = m.get("roundtrip", id, n);
+    let fair = m.get("fairfloor", fair, n);
+    let os = m.get("parts", rng.0, 28);
     let chacha = m.get("parts", "rng-chacha20", 28);
     let clock = m.get("parts", "clock", 0);
     let aad = m.get("parts", "aad-build", 0);
@@ -801,14 +812,14 @@ fn limits(m: &Medians) -> String {
         .get("b64-decode", "core", n)
         .zip(m.get("b64-decode", "base64-simd", n));
     let (Some(me), Some(fair)) = (me, fair) else {
-        o.push_str("Not measured in this run.\n");
+        let _ = writeln!(o, "* {label}: not measured in this run.");
         return o;
     };
     let gap = me - fair;
     let _ = writeln!(
         o,
-        "* The default configuration (AES-256-GCM, OsRng) at {n} B: a round trip costs {} \
-         against a fair floor of {} ({:.2}×): {} of overhead.",
+        "* {label} at {n} B: a round trip costs {} against its fair floor of {} ({:.2}×): {} of \
+         overhead.",
         fmt_ns(me),
         fmt_ns(fair),
         me / fair,
@@ -816,10 +827,7 @@ fn limits(m: &Medians) -> String {
     );
     let mut parts = Vec::new();
     if let (Some(os), Some(chacha)) = (os, chacha) {
-        parts.push((
-            "OsRng's system call instead of a userspace draw",
-            os - chacha,
-        ));
+        parts.push((rng.1, os - chacha));
     }
     if let Some(c) = clock {
         parts.push((

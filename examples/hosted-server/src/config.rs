@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Parser, ValueEnum};
 use mrtr_std::core::AcceptV1;
-use mrtr_std::engine::{Audience, Backend};
+use mrtr_std::engine::{Audience, Backend, NonceSource};
 use mrtr_std::replay::redis::RedisReplayCache;
 
 /// Whether format-v1 tokens (sealed before an upgrade, without an audience) still open.
@@ -66,8 +66,15 @@ pub struct Config {
     /// AEAD backend sealing requestState: aes-256-gcm, chacha20-poly1305,
     /// xchacha20-poly1305, aes-256-gcm-siv, aws-lc-aes-256-gcm, aws-lc-chacha20-poly1305
     /// (whichever this build has).
-    #[arg(long, default_value = "aes-256-gcm")]
+    #[arg(long, default_value = "aes-256-gcm-siv")]
     pub cipher: Backend,
+
+    /// Where each seal draws its token id and nonce: os (one getrandom system call per seal)
+    /// or fast (a per-thread, reseeding, fork-aware userspace generator; aes-256-gcm-siv
+    /// only, any other cipher is refused at startup). Default: fast with aes-256-gcm-siv, os
+    /// with every other cipher.
+    #[arg(long)]
+    pub nonce_source: Option<NonceSource>,
 
     /// Token lifetime in ms.
     #[arg(long, default_value_t = mrtr_std::core::DEFAULT_TTL_MS)]
@@ -185,6 +192,15 @@ impl Config {
         }
     }
 
+    /// The nonce source: as given, else `fast` for AES-256-GCM-SIV (which tolerates a
+    /// repeated nonce) and `os` for every other cipher.
+    pub fn nonce_source(&self) -> NonceSource {
+        self.nonce_source.unwrap_or(match self.cipher.algorithm() {
+            mrtr_std::Algorithm::Aes256GcmSiv => NonceSource::Fast,
+            _ => NonceSource::Os,
+        })
+    }
+
     /// How the example subscription policy runs.
     pub fn policy(&self) -> crate::listen::PolicyConfig {
         crate::listen::PolicyConfig {
@@ -218,5 +234,53 @@ impl Config {
             .build()
             .context("Redis replay cache")?;
         Ok(cache)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mrtr_std::engine::{EngineConfigError, Limits, Rotating};
+    use mrtr_std::keys::KeyConfig;
+    use mrtr_std::replay::AnyReplayCache;
+
+    use super::*;
+
+    fn parse(args: &[&str]) -> Config {
+        Config::try_parse_from(std::iter::once("mrtr-hosted-server").chain(args.iter().copied()))
+            .unwrap()
+    }
+
+    #[test]
+    fn the_nonce_source_follows_the_cipher_unless_given() {
+        let default = parse(&[]);
+        assert_eq!(default.cipher, Backend::Aes256GcmSiv);
+        assert_eq!(default.nonce_source(), NonceSource::Fast);
+        for cipher in ["aes-256-gcm", "chacha20-poly1305", "aws-lc-aes-256-gcm"] {
+            assert_eq!(parse(&["--cipher", cipher]).nonce_source(), NonceSource::Os);
+        }
+        let os = parse(&["--nonce-source", "os"]);
+        assert_eq!(
+            (os.cipher, os.nonce_source()),
+            (Backend::Aes256GcmSiv, NonceSource::Os)
+        );
+        assert!(
+            Config::try_parse_from(["mrtr-hosted-server", "--nonce-source", "rdrand"]).is_err()
+        );
+    }
+
+    #[test]
+    fn fast_with_another_cipher_is_refused_at_startup() {
+        let config = parse(&["--cipher", "aes-256-gcm", "--nonce-source", "fast"]);
+        let limits = Limits {
+            nonce_source: config.nonce_source(),
+            ..Limits::for_audience("t")
+        };
+        let keys = KeyConfig::ephemeral().unwrap();
+        let err = Rotating::new(config.cipher, keys, limits, AnyReplayCache::Off).unwrap_err();
+        assert!(
+            matches!(err, EngineConfigError::NonceSourceUnsafe { .. }),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("aes-256-gcm"), "{err}");
     }
 }

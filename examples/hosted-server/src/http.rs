@@ -52,7 +52,10 @@ pub fn router(
     // the unknown-session 404.
     let owners = sessions.owner_layer();
     let service: StreamableHttpService<Hosted, _> = StreamableHttpService::new(
-        move || Ok(Hosted::new(app.clone())),
+        {
+            let tools = Hosted::tools();
+            move || Ok(Hosted::new(app.clone(), tools.clone()))
+        },
         sessions,
         StreamableHttpServerConfig::default()
             .with_legacy_session_mode(true)

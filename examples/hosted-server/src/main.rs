@@ -74,7 +74,7 @@ async fn main() -> anyhow::Result<()> {
         _ => None,
     };
     if config.stdio {
-        let service = Hosted::new(app)
+        let service = Hosted::new(app, Hosted::tools())
             .serve(rmcp::transport::stdio())
             .await
             .context("stdio server")?;
@@ -116,11 +116,13 @@ async fn build_app(
         max_lifetime_ms: config.max_lifetime_ms,
         max_clock_skew_ms: config.max_clock_skew_ms,
         accept_v1: config.accept_v1.into(),
+        nonce_source: config.nonce_source(),
     };
     let key_id = keys.current_id().to_string();
     let engine = Rotating::new(config.cipher, keys, limits.clone(), replay)?;
     tracing::info!(
         cipher = %config.cipher,
+        nonce_source = %limits.nonce_source,
         key_id,
         audience = ?limits.audience,
         ttl_ms = limits.ttl_ms,

@@ -31,18 +31,27 @@ pub struct App {
 }
 
 /// The handler rmcp runs; cheap to clone.
+///
+/// rmcp builds one per 2026-07-28 request (stateless) and one per 2025-era session, so the
+/// tool router, whose construction validates every tool's name and schema, is built once
+/// ([`Hosted::tools`]) and shared.
 #[derive(Clone)]
 pub struct Hosted {
     app: Arc<App>,
-    tool_router: ToolRouter<Self>,
+    tool_router: Arc<ToolRouter<Self>>,
 }
 
 impl Hosted {
-    /// Wraps the shared state.
-    pub fn new(app: Arc<App>) -> Self {
+    /// The tool router every handler shares: build it once at startup.
+    pub fn tools() -> Arc<ToolRouter<Self>> {
+        Arc::new(Self::tool_router())
+    }
+
+    /// Wraps the shared state, with the shared tool router.
+    pub fn new(app: Arc<App>, tools: Arc<ToolRouter<Self>>) -> Self {
         Self {
             app,
-            tool_router: Self::tool_router(),
+            tool_router: tools,
         }
     }
 

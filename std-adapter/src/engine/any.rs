@@ -26,7 +26,7 @@ use mrtr_core::{
 };
 use serde_json::Value;
 
-use super::{Engine, PauseError, Step, Verified};
+use super::{Engine, NonceSource, PauseError, Step, Verified};
 use crate::clock::SystemClock;
 use crate::jsonrpc::{JsonRpcError, ResumeRequest};
 use crate::keys::{KeyConfig, KeyConfigError};
@@ -75,6 +75,9 @@ pub enum Backend {
     /// ChaCha20-Poly1305 from aws-lc-rs (`mrtr-aws-lc`, feature `aws-lc`).
     #[cfg(feature = "aws-lc")]
     AwsLcChaCha20Poly1305,
+    /// AES-256-GCM-SIV from aws-lc-rs (`mrtr-aws-lc`, feature `aws-lc`).
+    #[cfg(feature = "aws-lc")]
+    AwsLcAes256GcmSiv,
 }
 
 impl Backend {
@@ -93,6 +96,8 @@ impl Backend {
             Self::AwsLcAes256Gcm,
             #[cfg(feature = "aws-lc")]
             Self::AwsLcChaCha20Poly1305,
+            #[cfg(feature = "aws-lc")]
+            Self::AwsLcAes256GcmSiv,
         ]
     }
 
@@ -111,6 +116,8 @@ impl Backend {
             Self::AwsLcAes256Gcm => Algorithm::Aes256Gcm,
             #[cfg(feature = "aws-lc")]
             Self::AwsLcChaCha20Poly1305 => Algorithm::ChaCha20Poly1305,
+            #[cfg(feature = "aws-lc")]
+            Self::AwsLcAes256GcmSiv => Algorithm::Aes256GcmSiv,
         }
     }
 
@@ -131,6 +138,8 @@ impl Backend {
             Self::AwsLcAes256Gcm => "aws-lc-aes-256-gcm",
             #[cfg(feature = "aws-lc")]
             Self::AwsLcChaCha20Poly1305 => "aws-lc-chacha20-poly1305",
+            #[cfg(feature = "aws-lc")]
+            Self::AwsLcAes256GcmSiv => "aws-lc-aes-256-gcm-siv",
         }
     }
 }
@@ -194,10 +203,10 @@ pub enum Audience {
     Named(String),
 }
 
-/// Token lifetime, round cap, error detail, audience and the format-v2 lifetime bounds of an
-/// [`AnyEngine`]; the defaults are [`mrtr_core`]'s (5-minute TTL, 10 rounds, uniform errors,
-/// lifetime bounded by the TTL, 60 s of clock skew, v1 tokens accepted for one lifetime after
-/// start), except the audience, which must be chosen.
+/// Token lifetime, round cap, error detail, audience, the format-v2 lifetime bounds and the
+/// nonce source of an [`AnyEngine`]; the defaults are [`mrtr_core`]'s (5-minute TTL, 10 rounds,
+/// uniform errors, lifetime bounded by the TTL, 60 s of clock skew, v1 tokens accepted for one
+/// lifetime after start) and the OS generator, except the audience, which must be chosen.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Token lifetime in ms; must be > 0.
@@ -216,6 +225,9 @@ pub struct Limits {
     pub max_clock_skew_ms: u64,
     /// Whether format-v1 tokens (no audience) still open during a rollout.
     pub accept_v1: AcceptV1,
+    /// Where each seal draws its token id and nonce ([`NonceSource::Os`] by default;
+    /// [`NonceSource::Fast`] only with AES-256-GCM-SIV, else the engine is refused).
+    pub nonce_source: NonceSource,
 }
 
 impl Default for Limits {
@@ -228,6 +240,7 @@ impl Default for Limits {
             max_lifetime_ms: None,
             max_clock_skew_ms: DEFAULT_MAX_CLOCK_SKEW_MS,
             accept_v1: AcceptV1::ForStartupWindow,
+            nonce_source: NonceSource::Os,
         }
     }
 }
@@ -257,6 +270,15 @@ pub enum EngineConfigError {
     /// be reused: tokens under the old material would stop opening, and the two keys would
     /// share one seal count.
     KeyIdReused(KeyId),
+    /// The nonce source may not be used with the backend's algorithm: the fast userspace
+    /// generator ([`NonceSource::Fast`]) with anything but AES-256-GCM-SIV, where one repeated
+    /// nonce (after a VM snapshot restore) would let an attacker forge tokens.
+    NonceSourceUnsafe {
+        /// The source that was asked for.
+        nonce_source: NonceSource,
+        /// The algorithm it was asked for.
+        algorithm: Algorithm,
+    },
 }
 
 impl fmt::Display for EngineConfigError {
@@ -274,6 +296,16 @@ impl fmt::Display for EngineConfigError {
                  must never be reused: give the new key a new id",
                 id.as_str()
             ),
+            Self::NonceSourceUnsafe {
+                nonce_source,
+                algorithm,
+            } => write!(
+                f,
+                "mrtr configuration: nonce source {nonce_source} is not allowed with {}: only \
+                 aes-256-gcm-siv tolerates a repeated nonce (the fast userspace generator \
+                 repeats after a VM snapshot restore); use nonce source os",
+                crate::obs::algorithm_label(*algorithm)
+            ),
         }
     }
 }
@@ -286,6 +318,7 @@ impl std::error::Error for EngineConfigError {
             Self::Config(e) => Some(e),
             Self::AudienceUnset => None,
             Self::KeyIdReused(_) => None,
+            Self::NonceSourceUnsafe { .. } => None,
         }
     }
 }
@@ -318,6 +351,8 @@ enum Inner<R, Clk> {
     AwsLcAes256Gcm(Engine<mrtr_aws_lc::Aes256Gcm, R, Clk>),
     #[cfg(feature = "aws-lc")]
     AwsLcChaCha20Poly1305(Engine<mrtr_aws_lc::ChaCha20Poly1305, R, Clk>),
+    #[cfg(feature = "aws-lc")]
+    AwsLcAes256GcmSiv(Engine<mrtr_aws_lc::Aes256GcmSiv, R, Clk>),
     /// Never built: keeps `R` and `Clk` in use when no backend feature is enabled.
     #[allow(dead_code)]
     None(Infallible, PhantomData<fn() -> (R, Clk)>),
@@ -339,6 +374,8 @@ macro_rules! each_engine {
             Inner::AwsLcAes256Gcm($e) => $body,
             #[cfg(feature = "aws-lc")]
             Inner::AwsLcChaCha20Poly1305($e) => $body,
+            #[cfg(feature = "aws-lc")]
+            Inner::AwsLcAes256GcmSiv($e) => $body,
             Inner::None(never, _) => match *never {},
         }
     };
@@ -445,7 +482,13 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
                 .max_rounds(limits.max_rounds)
                 .error_detail(limits.error_detail)
                 .build()?;
-            Ok(Engine::new(mrtr, replay))
+            Engine::new(mrtr, replay).with_nonce_source(limits.nonce_source)
+        }
+        if !limits.nonce_source.allows(backend.algorithm()) {
+            return Err(EngineConfigError::NonceSourceUnsafe {
+                nonce_source: limits.nonce_source,
+                algorithm: backend.algorithm(),
+            });
         }
         let label = backend.name();
         let inner = match backend {
@@ -473,6 +516,10 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
             Backend::AwsLcChaCha20Poly1305 => Inner::AwsLcChaCha20Poly1305(
                 build(keys, limits, clock, replay, &used)?.with_backend_label(label),
             ),
+            #[cfg(feature = "aws-lc")]
+            Backend::AwsLcAes256GcmSiv => Inner::AwsLcAes256GcmSiv(
+                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
+            ),
         };
         Ok(Self { backend, inner })
     }
@@ -480,6 +527,11 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
     /// The backend in use.
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// Where token ids and nonces come from.
+    pub fn nonce_source(&self) -> NonceSource {
+        each_engine!(&self.inner, e => e.nonce_source())
     }
 
     /// The id of the key that seals.
@@ -525,6 +577,7 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
                 max_lifetime_ms: Some(m.max_lifetime_ms()),
                 max_clock_skew_ms: m.max_clock_skew_ms(),
                 accept_v1: m.accept_v1(),
+                nonce_source: e.nonce_source(),
             }
         })
     }

@@ -21,6 +21,10 @@
 //!
 //! [`AnyEngine`] is the same engine with the AEAD chosen at run time.
 //!
+//! Each seal draws its token id and nonce from the engine's [`NonceSource`]: the OS generator
+//! by default, or the fork-aware userspace generator for AES-256-GCM-SIV only (an engine that
+//! would pair it with another algorithm is refused).
+//!
 //! Every rejection is logged as a `tracing` event (target `mrtr`) with its precise reason
 //! ([`mrtr_core::Reason::as_str`]), the method and the target; tokens, keys and
 //! continuations never appear in logs or `Debug` output.
@@ -38,12 +42,15 @@ use crate::clock::SystemClock;
 use crate::jsonrpc::{JsonRpcError, Method, ResumeRequest, input_required_result};
 use crate::replay::AsyncReplayCache;
 use crate::rng::OsRng;
+use crate::rng_fast::FastRng;
 
 mod any;
+mod nonce;
 mod rotating;
 mod step;
 
 pub use any::{AnyEngine, Audience, Backend, EngineConfigError, Limits, UnknownBackend};
+pub use nonce::{NonceSource, UnknownNonceSource};
 pub use rotating::{Generation, ReloadWarning, Reloaded, Rotating, Shared};
 use step::Record;
 pub use step::{PauseError, Resumption, Step, Verified};
@@ -55,9 +62,34 @@ pub const MAX_CONTINUATION_LEN: usize = 8 * 1024;
 /// [`MAX_CONTINUATION_LEN`]-byte continuation. Longer ones are refused before decoding.
 pub const MAX_TOKEN_LEN: usize = token_len_for(MAX_CONTINUATION_LEN);
 
-type Buf = TokenBuf<MAX_TOKEN_LEN>;
+/// Token buffers come in three sizes: on the stack for tokens of continuations up to 256 and
+/// 1 024 bytes, boxed for the largest. Each request zeroes its buffer when it is made and wipes
+/// it when it is dropped, so the buffer is only as large as the token needs.
+const SMALL: usize = token_len_for(256);
+const MEDIUM: usize = token_len_for(1024);
 
-/// A configured [`Mrtr`] plus a replay cache `R` and the OS random generator.
+/// Runs `$body` with `$buf` bound to a `&mut TokenBuf` that holds `$len` bytes of token text.
+macro_rules! with_token_buf {
+    ($len:expr, $buf:ident => $body:expr) => {{
+        let len: usize = $len;
+        if len <= SMALL {
+            let mut b = TokenBuf::<SMALL>::new();
+            let $buf = &mut b;
+            $body
+        } else if len <= MEDIUM {
+            let mut b = TokenBuf::<MEDIUM>::new();
+            let $buf = &mut b;
+            $body
+        } else {
+            let mut b: Box<TokenBuf<MAX_TOKEN_LEN>> = Box::new(TokenBuf::new());
+            let $buf = &mut *b;
+            $body
+        }
+    }};
+}
+
+/// A configured [`Mrtr`] plus a replay cache `R` and its [`NonceSource`] (the OS random
+/// generator unless [`Engine::with_nonce_source`] chose otherwise).
 ///
 /// `R` is a synchronous [`ReplayCache`] for [`Engine::resume`] (e.g.
 /// [`MemoryReplayCache`](crate::replay::MemoryReplayCache)), an [`AsyncReplayCache`] for
@@ -68,6 +100,7 @@ pub struct Engine<C, R = NoReplayCache, Clk = SystemClock, const K: usize = 4> {
     replay: R,
     /// The `backend` label of the seal metrics.
     backend: &'static str,
+    nonce_source: NonceSource,
 }
 
 impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
@@ -77,9 +110,49 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
             mrtr,
             replay,
             backend: crate::obs::algorithm_label(C::ALGORITHM),
+            nonce_source: NonceSource::Os,
         };
         engine.publish_keys();
         engine
+    }
+
+    /// Draws token ids and nonces from `source` instead of the OS generator.
+    ///
+    /// Refused ([`EngineConfigError::NonceSourceUnsafe`]) unless `source` may be used with
+    /// this engine's algorithm ([`NonceSource::allows`]): [`NonceSource::Fast`] only with
+    /// AES-256-GCM-SIV.
+    ///
+    /// ```
+    /// # #[cfg(feature = "aes-gcm")]
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mrtr_std::core::Mrtr;
+    /// use mrtr_std::engine::{Engine, EngineConfigError, NonceSource};
+    /// use mrtr_std::keys::KeyConfig;
+    /// use mrtr_std::{Aes256Gcm, SystemClock};
+    ///
+    /// let keys = KeyConfig::ephemeral()?;
+    /// let mrtr = Mrtr::builder(keys.into_ring::<Aes256Gcm, 4>()?, SystemClock)
+    ///     .audience("booking-server")
+    ///     .build()?;
+    /// let refused = Engine::new(mrtr, ()).with_nonce_source(NonceSource::Fast).unwrap_err();
+    /// assert!(matches!(refused, EngineConfigError::NonceSourceUnsafe { .. }));
+    /// # Ok(()) }
+    /// # #[cfg(not(feature = "aes-gcm"))] fn main() {}
+    /// ```
+    pub fn with_nonce_source(mut self, source: NonceSource) -> Result<Self, EngineConfigError> {
+        if !source.allows(C::ALGORITHM) {
+            return Err(EngineConfigError::NonceSourceUnsafe {
+                nonce_source: source,
+                algorithm: C::ALGORITHM,
+            });
+        }
+        self.nonce_source = source;
+        Ok(self)
+    }
+
+    /// Where token ids and nonces come from.
+    pub fn nonce_source(&self) -> NonceSource {
+        self.nonce_source
     }
 
     /// Names the backend in the seal metrics (an [`AnyEngine`] names its provider).
@@ -147,11 +220,17 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
                 if continuation.len() > MAX_CONTINUATION_LEN {
                     return Err(SealError::TooLarge);
                 }
-                let mut out: Box<Buf> = Box::new(TokenBuf::new());
-                let sealed =
-                    self.mrtr
-                        .pause(round, binding, args, continuation, &mut OsRng, &mut out)?;
-                Ok(sealed.as_str().to_owned())
+                with_token_buf!(token_len_for(continuation.len()), out => {
+                    let sealed = match self.nonce_source {
+                        NonceSource::Os => {
+                            self.mrtr.pause(round, binding, args, continuation, &mut OsRng, out)?
+                        }
+                        NonceSource::Fast => self
+                            .mrtr
+                            .pause(round, binding, args, continuation, &mut FastRng, out)?,
+                    };
+                    Ok(sealed.as_str().to_owned())
+                })
             });
         match sealed {
             Ok(token) => {
@@ -265,29 +344,31 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
             .args_digest()
             .map_err(|_| reject(Reason::ArgumentsUnbindable))?;
         let binding = req.binding().map_err(|_| reject(Reason::InvalidBinding))?;
-        let mut buf: Box<Buf> = Box::new(TokenBuf::new());
-        let resumed = self
-            .mrtr
-            .verify(token, binding, args, &mut buf)
-            .map_err(|r| reject(r.reason()))?;
-        let resumption = Resumption {
-            continuation: Zeroizing::new(resumed.continuation().to_vec()),
-            round: resumed.round(),
-            next_round: resumed.next_round(),
-            expires_at_ms: resumed.expires_at_ms(),
-        };
+        let (resumption, id) = with_token_buf!(token.len(), buf => {
+            let resumed = self
+                .mrtr
+                .verify(token, binding, args, buf)
+                .map_err(|r| reject(r.reason()))?;
+            let resumption = Resumption {
+                continuation: Zeroizing::new(resumed.continuation().to_vec()),
+                round: resumed.round(),
+                next_round: resumed.next_round(),
+                expires_at_ms: resumed.expires_at_ms(),
+            };
+            (resumption, resumed.token_id())
+            // `buf` (holding the opened state) is wiped on drop here.
+        });
         tracing::trace!(target: "mrtr", method = %req.method(), target_name = req.target(),
             round = resumption.round, "requestState verified");
         Ok(Verified {
             record: Some(Record {
-                id: resumed.token_id(),
+                id,
                 expires_at_ms: resumption.expires_at_ms,
                 method: req.method(),
                 target: req.target().into(),
             }),
             step: Step::Resumed(resumption),
         })
-        // `buf` (holding the opened state) is wiped on drop here.
     }
 
     /// The replay step, shared by [`Engine::commit`] and [`Engine::commit_async`]: the
@@ -356,6 +437,7 @@ impl<C, R: fmt::Debug, Clk, const K: usize> fmt::Debug for Engine<C, R, Clk, K> 
         f.debug_struct("Engine")
             .field("mrtr", &self.mrtr)
             .field("replay", &self.replay)
+            .field("nonce_source", &self.nonce_source)
             .finish()
     }
 }

@@ -1,0 +1,234 @@
+//! The end-to-end results `ci/bench-e2e.sh` writes (one TSV file), and their part of the report.
+//!
+//! The file's first line is `#`, the CPU pinning used and a description of the runs; every
+//! other line is one server at one connection count: name, connections, requests/s, round
+//! trips/s, p50 µs, p99 µs, label.
+
+use std::fmt::Write as _;
+
+use crate::report::table;
+
+/// The series `ci/bench-e2e.sh` runs under these names.
+pub const MRTR: &str = "mrtr";
+/// The hosted server with AES-256-GCM and the OS nonce source.
+pub const MRTR_GCM_OS: &str = "mrtr-gcm-os";
+/// The same tool on rmcp with its built-in `RequestStateCodec`.
+pub const RMCP_CODEC: &str = "rmcp-codec";
+
+/// The bound of the end-to-end goal: mrtr within 5 % of the rmcp-codec server.
+pub const WITHIN: f64 = 0.05;
+
+/// One server at one connection count.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// Series name (`mrtr`, `mrtr-gcm-os`, `rmcp-codec`).
+    pub name: String,
+    /// Open connections (wrk `-c`).
+    pub conns: u32,
+    /// HTTP requests per second (each round trip is two requests).
+    pub rps: f64,
+    /// Completed pause-and-resume round trips per second.
+    pub round_trips: f64,
+    /// Median request latency, µs.
+    pub p50_us: f64,
+    /// 99th-percentile request latency, µs.
+    pub p99_us: f64,
+    /// What the series is.
+    pub label: String,
+}
+
+/// A whole end-to-end result file.
+#[derive(Clone, Debug, Default)]
+pub struct E2e {
+    /// How the runs were made (pinning, seconds, repetitions), from the first line.
+    pub setup: String,
+    /// The measured runs, in file order.
+    pub runs: Vec<Run>,
+}
+
+impl E2e {
+    /// Parses the file's text; lines that do not parse are skipped (an empty or missing file
+    /// gives no runs, and the report says "not measured").
+    pub fn parse(text: &str) -> Self {
+        let mut out = Self::default();
+        for line in text.lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            match f[..] {
+                ["#", pin, how] => out.setup = format!("{how}; {pin}"),
+                [name, conns, rps, rt, p50, p99, label] => {
+                    let run = (|| {
+                        Some(Run {
+                            name: name.to_owned(),
+                            conns: conns.parse().ok()?,
+                            rps: rps.parse().ok()?,
+                            round_trips: rt.parse().ok()?,
+                            p50_us: p50.parse().ok()?,
+                            p99_us: p99.parse().ok()?,
+                            label: label.to_owned(),
+                        })
+                    })();
+                    out.runs.extend(run);
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The run of `name` at `conns` connections.
+    pub fn get(&self, name: &str, conns: u32) -> Option<&Run> {
+        self.runs
+            .iter()
+            .find(|r| r.name == name && r.conns == conns)
+    }
+
+    /// The connection counts measured, ascending.
+    pub fn conns(&self) -> Vec<u32> {
+        let mut c: Vec<u32> = self.runs.iter().map(|r| r.conns).collect();
+        c.sort_unstable();
+        c.dedup();
+        c
+    }
+
+    /// Goal rows (goal, measured, met?): per connection count, mrtr's throughput at least
+    /// 95 % of the rmcp-codec server's and its p50 latency at most 105 % of it. `None` when
+    /// nothing was measured.
+    pub fn goals(&self) -> Vec<(String, String, Option<bool>)> {
+        let conns = self.conns();
+        if conns.is_empty() {
+            return vec![(
+                "end to end: hosted server with mrtr within 5 % of the rmcp-codec server \
+                 (loopback HTTP)"
+                    .to_owned(),
+                "not measured in this run (`bash ci/bench-e2e.sh` failed or was skipped)"
+                    .to_owned(),
+                None,
+            )];
+        }
+        conns
+            .into_iter()
+            .map(|c| {
+                let goal = format!(
+                    "end to end at {c} connection{}: hosted server with mrtr (default \
+                     configuration) within 5 % of the rmcp-codec server in throughput and p50",
+                    if c == 1 { "" } else { "s" }
+                );
+                match (self.get(MRTR, c), self.get(RMCP_CODEC, c)) {
+                    (Some(m), Some(r)) => {
+                        let thr = m.round_trips / r.round_trips;
+                        let lat = m.p50_us / r.p50_us;
+                        (
+                            goal,
+                            format!(
+                                "{:.0} vs {:.0} round trips/s ({:.2}×), p50 {:.0} vs {:.0} µs \
+                                 ({:.2}×), p99 {:.0} vs {:.0} µs",
+                                m.round_trips,
+                                r.round_trips,
+                                thr,
+                                m.p50_us,
+                                r.p50_us,
+                                lat,
+                                m.p99_us,
+                                r.p99_us
+                            ),
+                            Some(thr >= 1.0 - WITHIN && lat <= 1.0 + WITHIN),
+                        )
+                    }
+                    _ => (goal, "not measured".to_owned(), None),
+                }
+            })
+            .collect()
+    }
+
+    /// The report's "End to end" section.
+    pub fn section(&self, o: &mut String) {
+        let _ = writeln!(o, "## End to end (loopback HTTP)\n");
+        let _ = writeln!(
+            o,
+            "`ci/bench-e2e.sh` (run by `ci/bench.sh`): the `book_table` tool's pause and resume \
+             over Streamable HTTP on 127.0.0.1, driven by `wrk` with `ci/bench-e2e.lua`. Each \
+             connection loops: a fresh `tools/call` that answers `input_required` with a \
+             `requestState`, then the retry with that exact token and a date (the server \
+             opens, checks and spends the token and seals the next round's, asking for a \
+             confirmation). Every response is checked (an unexpected one fails the run), so a \
+             round trip is two requests and each token is resumed once. Servers: \
+             `examples/hosted-server` in its default configuration (AES-256-GCM-SIV, fast nonce \
+             source, in-process replay cache, audience, argument binding) and with \
+             AES-256-GCM and the OS nonce source; and the same tool on plain rmcp 3.11 with its \
+             built-in `RequestStateCodec` (`benches/src/bin/e2e_rmcp_codec.rs`: HMAC-SHA256, \
+             signed but not encrypted, no single use, no round cap), both stateless 2026-07-28 \
+             over the same transport.\n"
+        );
+        if self.runs.is_empty() {
+            let _ = writeln!(o, "Not measured in this run.\n");
+            return;
+        }
+        let _ = writeln!(o, "Runs: {}.\n", self.setup);
+        let rows: Vec<Vec<String>> = self
+            .runs
+            .iter()
+            .map(|r| {
+                let base = self.get(RMCP_CODEC, r.conns);
+                let rel = base.map_or("–".to_owned(), |b| {
+                    format!("{:.2}×", r.round_trips / b.round_trips)
+                });
+                vec![
+                    r.label.clone(),
+                    r.conns.to_string(),
+                    format!("{:.0}", r.round_trips),
+                    rel,
+                    format!("{:.0}", r.p50_us),
+                    format!("{:.0}", r.p99_us),
+                ]
+            })
+            .collect();
+        table(
+            o,
+            &[
+                "server".into(),
+                "connections".into(),
+                "round trips/s".into(),
+                "÷ rmcp-codec".into(),
+                "p50 µs (per request)".into(),
+                "p99 µs (per request)".into(),
+            ],
+            &rows,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "#\tserver on core 0, wrk on core 1\t6s per run\n\
+        mrtr\t1\t4000\t2000\t240\t400\thosted\n\
+        rmcp-codec\t1\t4100\t2050\t235\t380\tcodec\n\
+        mrtr\t8\t9000\t4500\t800\t1900\thosted\n\
+        rmcp-codec\t8\t10000\t5000\t700\t1500\tcodec\n\
+        broken line\n";
+
+    #[test]
+    fn parses_runs_and_judges_each_connection_count() {
+        let e = E2e::parse(SAMPLE);
+        assert_eq!(e.runs.len(), 4);
+        assert_eq!(e.conns(), vec![1, 8]);
+        let goals = e.goals();
+        assert_eq!(goals.len(), 2);
+        // 2000/2050 = 0.976 and 240/235 = 1.02: within 5 %.
+        assert_eq!(goals[0].2, Some(true), "{}", goals[0].1);
+        // 4500/5000 = 0.9: not within 5 %.
+        assert_eq!(goals[1].2, Some(false), "{}", goals[1].1);
+    }
+
+    #[test]
+    fn nothing_measured_is_said_so() {
+        let e = E2e::parse("");
+        let goals = e.goals();
+        assert_eq!(goals.len(), 1);
+        assert_eq!(goals[0].2, None);
+        let mut o = String::new();
+        e.section(&mut o);
+        assert!(o.contains("Not measured"), "{o}");
+    }
+}

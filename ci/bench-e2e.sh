@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# End to end: the resume round trip of `book_table` over loopback HTTP, on the hosted server
+# (examples/hosted-server, mrtr) and on the same tool served by plain rmcp with its built-in
+# RequestStateCodec (benches/src/bin/e2e_rmcp_codec.rs), driven by wrk with a Lua script that
+# chains each fresh call to the resume of the token it returned (ci/bench-e2e.lua).
+#
+#   bash ci/bench-e2e.sh [OUT_TSV]     # standalone: also prints the table
+#
+# ci/bench.sh calls it and puts the numbers in BENCHMARKS.md ("End to end"). Not part of
+# ci/test.sh. On a machine with 2 or more cores each server runs pinned to core 0 and wrk to
+# core 1 (taskset), one server at a time; on one core, unpinned. Every run is bounded (E2E_SECS
+# seconds, loopback only) and the script stops the servers it started.
+#
+# Settings: E2E_SECS (measured seconds per run, default 6), E2E_CONNS (connection counts,
+# default "1 8 64"), E2E_REPS (runs per server and count, the median by throughput is kept,
+# default 3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. ci/lib.sh
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/work/targets/bench}"
+WORK="$CARGO_TARGET_DIR/bench-report/e2e"
+OUT="${1:-$WORK/e2e.tsv}"
+SECS="${E2E_SECS:-6}"
+CONNS="${E2E_CONNS:-1 8 64}"
+REPS="${E2E_REPS:-3}"
+mkdir -p "$WORK"
+
+ensure_cmd wrk wrk
+ensure_cmd taskset util-linux
+
+log "building the hosted server and the rmcp-codec server (release)"
+cargo build -q --release --locked -p mrtr-hosted-server --bin mrtr-hosted-server
+cargo build -q --release --locked -p mrtr-benches --bin e2e-rmcp-codec
+REL="$CARGO_TARGET_DIR/release"
+
+if [ "$(nproc)" -ge 2 ]; then
+    SERVER_CPU=(taskset -c 0); LOAD_CPU=(taskset -c 1); PINNING="server on core 0, wrk on core 1"
+else
+    SERVER_CPU=(); LOAD_CPU=(); PINNING="one core: not pinned"
+fi
+
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+# start NAME COMMAND...: starts a server on a free loopback port; sets URL.
+start() {
+    local name="$1"; shift
+    local addr="$WORK/$name.addr"
+    rm -f "$addr"
+    "${SERVER_CPU[@]}" "$@" --listen 127.0.0.1:0 --addr-file "$addr" \
+        >"$WORK/$name.out" 2>"$WORK/$name.log" &
+    PIDS+=("$!")
+    for _ in $(seq 100); do
+        [ -s "$addr" ] && break
+        kill -0 "$!" 2>/dev/null || { cat "$WORK/$name.log" >&2; die "server $name exited"; }
+        sleep 0.1
+    done
+    [ -s "$addr" ] || die "server $name did not start listening"
+    URL="http://$(cat "$addr")/mcp"
+}
+
+# The series: name, label, command. The hosted server runs in its default configuration
+# (AES-256-GCM-SIV with the fast nonce source, in-process replay cache), and once with
+# AES-256-GCM and the OS generator for comparison.
+NAMES=(mrtr mrtr-gcm-os rmcp-codec)
+declare -A LABEL=(
+    [mrtr]="hosted server, mrtr default (AES-256-GCM-SIV, fast nonce source, replay cache)"
+    [mrtr-gcm-os]="hosted server, mrtr AES-256-GCM, OS nonce source, replay cache"
+    [rmcp-codec]="same tool on rmcp, RequestStateCodec (HMAC-SHA256, no single use)"
+)
+declare -A URLS=()
+start mrtr "$REL/mrtr-hosted-server"; URLS[mrtr]="$URL"
+start mrtr-gcm-os "$REL/mrtr-hosted-server" --cipher aes-256-gcm; URLS[mrtr-gcm-os]="$URL"
+start rmcp-codec "$REL/e2e-rmcp-codec"; URLS[rmcp-codec]="$URL"
+log "servers: mrtr ${URLS[mrtr]}, mrtr-gcm-os ${URLS[mrtr-gcm-os]}, rmcp-codec ${URLS[rmcp-codec]} ($PINNING)"
+
+# One wrk run; prints its E2E line (see ci/bench-e2e.lua).
+load() {
+    local url="$1" conns="$2" secs="$3"
+    "${LOAD_CPU[@]}" wrk -t1 -c"$conns" -d"${secs}s" --latency -s ci/bench-e2e.lua "$url" \
+        2>"$WORK/wrk.err" | awk -F'\t' '$1 == "E2E"' || true
+}
+
+: >"$OUT.tmp"
+for conns in $CONNS; do
+    for name in "${NAMES[@]}"; do
+        load "${URLS[$name]}" "$conns" 1 >/dev/null # warm-up
+    done
+    for rep in $(seq "$REPS"); do
+        # Alternate the servers within each repetition, so slow drift of the machine's load
+        # falls on all of them alike.
+        for name in "${NAMES[@]}"; do
+            line="$(load "${URLS[$name]}" "$conns" "$SECS")"
+            [ -n "$line" ] || { cat "$WORK/wrk.err" >&2; die "wrk gave no result for $name at $conns connections"; }
+            IFS=$'\t' read -r _ rps rtps p50 p99 failed errors <<<"$line"
+            [ "$failed" = 0 ] && [ "$errors" = 0 ] \
+                || { cat "$WORK/wrk.err" >&2; die "$name at $conns connections: $failed unexpected responses, $errors socket errors"; }
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$conns" "$rep" "$rps" "$rtps" "$p50" "$p99" >>"$OUT.tmp"
+            log "$name, $conns connections, run $rep: $rps requests/s, p50 ${p50} µs, p99 ${p99} µs"
+        done
+    done
+done
+
+# Per server and connection count, the run with the median throughput. Columns: name,
+# connections, requests/s, round trips/s, p50 µs, p99 µs, label.
+{
+    printf '#\t%s\t%ss per run, median of %s runs by throughput, wrk 1 thread\n' "$PINNING" "$SECS" "$REPS"
+    for name in "${NAMES[@]}"; do
+        for conns in $CONNS; do
+            awk -F'\t' -v n="$name" -v c="$conns" '$1 == n && $2 == c' "$OUT.tmp" \
+                | sort -t$'\t' -k4,4g | awk -v reps="$REPS" 'NR == int((reps + 1) / 2)' \
+                | awk -F'\t' -v label="${LABEL[$name]}" 'BEGIN {OFS="\t"} {print $1, $2, $4, $5, $6, $7, label}'
+        done
+    done
+} >"$OUT"
+rm -f "$OUT.tmp"
+
+if [ "$#" = 0 ]; then
+    printf '\n%-12s %6s %12s %14s %10s %10s\n' server conns requests/s "round trips/s" "p50 µs" "p99 µs"
+    awk -F'\t' '$1 != "#" {printf "%-12s %6s %12s %14s %10s %10s\n", $1, $2, $3, $4, $5, $6}' "$OUT"
+fi
+log "wrote $OUT"
