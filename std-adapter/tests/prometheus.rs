@@ -1,26 +1,14 @@
 //! The Prometheus recorder (feature `prometheus`): installed once per process (it is global),
 //! so this file holds one test.
 
-use mrtr_std::core::{Principal, Round};
+mod support;
+
+use mrtr_std::core::Round;
 use mrtr_std::engine::{AnyEngine, Backend, Limits};
-use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
 use mrtr_std::keys::KeyConfig;
 use mrtr_std::metrics::{Prometheus, names};
 use mrtr_std::replay::AnyReplayCache;
-
-const KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
-
-fn request(state: Option<&str>) -> ResumeRequest<'_> {
-    let state = state.map_or(RequestState::Absent, RequestState::Token);
-    ResumeRequest::with_map_arguments(
-        Method::ToolsCall,
-        "2026-07-28",
-        "book_table",
-        None,
-        state,
-        Principal::Anonymous,
-    )
-}
+use support::{KEY1_B64 as KEY, booking};
 
 #[test]
 fn metrics_render_in_prometheus_text_with_help_and_types_and_no_secret() {
@@ -38,10 +26,10 @@ fn metrics_render_in_prometheus_text_with_help_and_types_and_no_secret() {
     )
     .unwrap();
     let token = engine
-        .pause(&request(None), Round::FIRST, b"secret continuation")
+        .pause(&booking(None), Round::FIRST, b"secret continuation")
         .unwrap();
-    engine.resume(&request(Some(&token))).unwrap();
-    assert!(engine.resume(&request(Some(&token))).is_err());
+    engine.resume(&booking(Some(&token))).unwrap();
+    assert!(engine.resume(&booking(Some(&token))).is_err());
 
     let text = prometheus.render();
     for line in [

@@ -7,14 +7,13 @@ mod support;
 use std::time::Duration;
 
 use mrtr_std::clock::ManualClock;
-use mrtr_std::core::{Principal, Reason, Round};
+use mrtr_std::core::{Reason, Round};
 use mrtr_std::engine::{Backend, Limits, Rotating, Step};
-use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
 use mrtr_std::keys::KeyConfig;
 use mrtr_std::replay::AnyReplayCache;
 use mrtr_std::replay::redis::RedisReplayCache;
 use support::redis::RedisServer;
-use support::{KEY1_B64, KEY2_B64, T0};
+use support::{KEY1_B64, KEY2_B64, T0, booking};
 
 type Node = Rotating<AnyReplayCache, ManualClock>;
 
@@ -25,18 +24,6 @@ const PHASE3: &str = "current=k2; k2:K2";
 
 fn keys(spec: &str) -> KeyConfig {
     KeyConfig::parse_env(&spec.replace("K1", KEY1_B64).replace("K2", KEY2_B64)).unwrap()
-}
-
-fn request(state: Option<&str>) -> ResumeRequest<'_> {
-    let state = state.map_or(RequestState::Absent, RequestState::Token);
-    ResumeRequest::with_map_arguments(
-        Method::ToolsCall,
-        "2026-07-28",
-        "book_table",
-        None,
-        state,
-        Principal::Anonymous,
-    )
 }
 
 fn node(redis: &RedisServer, clock: &ManualClock) -> Node {
@@ -60,16 +47,16 @@ fn node(redis: &RedisServer, clock: &ManualClock) -> Node {
 async fn cross(from: &Node, to: &Node, step: &str) -> String {
     let sealer = from.engine();
     let token = sealer
-        .pause(&request(None), Round::FIRST, step.as_bytes())
+        .pause(&booking(None), Round::FIRST, step.as_bytes())
         .unwrap();
-    let resumed = to.engine().resume_async(&request(Some(&token))).await;
+    let resumed = to.engine().resume_async(&booking(Some(&token))).await;
     let Ok(Step::Resumed(r)) = resumed else {
         panic!("{step}: a token did not cross: {resumed:?}")
     };
     assert_eq!(r.continuation(), step.as_bytes());
     let replay = from
         .engine()
-        .resume_async(&request(Some(&token)))
+        .resume_async(&booking(Some(&token)))
         .await
         .unwrap_err();
     assert_eq!(
@@ -99,7 +86,7 @@ async fn the_three_phase_rotation_keeps_tokens_crossing_both_ways_at_every_step(
     // In flight across the whole rotation until phase 3: sealed under k1, never resumed.
     let in_flight = a
         .engine()
-        .pause(&request(None), Round::FIRST, b"in flight")
+        .pause(&booking(None), Round::FIRST, b"in flight")
         .unwrap();
 
     // Phase 1, one node at a time: k2 added, open-only.
@@ -129,7 +116,7 @@ async fn the_three_phase_rotation_keeps_tokens_crossing_both_ways_at_every_step(
     // Until k1 is retired, the token sealed under it in phase 0 still opens, once.
     clock.advance(Limits::for_audience("test-service").ttl_ms - 1);
     assert!(matches!(
-        b.engine().resume_async(&request(Some(&in_flight))).await,
+        b.engine().resume_async(&booking(Some(&in_flight))).await,
         Ok(Step::Resumed(_))
     ));
 
@@ -158,12 +145,12 @@ async fn the_three_phase_rotation_keeps_tokens_crossing_both_ways_at_every_step(
     )
     .unwrap()
     .engine()
-    .pause(&request(None), Round::FIRST, b"old")
+    .pause(&booking(None), Round::FIRST, b"old")
     .unwrap();
     for n in [&a, &b] {
         let err = n
             .engine()
-            .resume_async(&request(Some(&old)))
+            .resume_async(&booking(Some(&old)))
             .await
             .unwrap_err();
         assert_eq!(err.rejection().unwrap().reason(), Reason::UnknownKey);
@@ -186,11 +173,11 @@ async fn promoting_a_key_before_every_node_has_it_breaks_tokens() {
     );
     let token = a
         .engine()
-        .pause(&request(None), Round::FIRST, b"x")
+        .pause(&booking(None), Round::FIRST, b"x")
         .unwrap();
     let err = b
         .engine()
-        .resume_async(&request(Some(&token)))
+        .resume_async(&booking(Some(&token)))
         .await
         .unwrap_err();
     assert_eq!(err.rejection().unwrap().reason(), Reason::UnknownKey);

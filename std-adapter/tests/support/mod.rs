@@ -21,6 +21,21 @@ use mrtr_std::keys::KeyConfig;
 pub const KEY1_B64: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 pub const KEY2_B64: &str = "q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80=";
 
+/// An anonymous 2026-07-28 `tools/call` of `book_table` without arguments, carrying `state`
+/// (none: a fresh call).
+pub fn booking(state: Option<&str>) -> mrtr_std::jsonrpc::ResumeRequest<'_> {
+    use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
+    let state = state.map_or(RequestState::Absent, RequestState::Token);
+    ResumeRequest::with_map_arguments(
+        Method::ToolsCall,
+        "2026-07-28",
+        "book_table",
+        None,
+        state,
+        mrtr_std::core::Principal::Anonymous,
+    )
+}
+
 /// Now, for tests driving a manual clock.
 pub const T0: u64 = 1_800_000_000_000;
 
