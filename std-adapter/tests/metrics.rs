@@ -9,10 +9,10 @@ use std::time::Duration;
 use metrics::with_local_recorder;
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::key::DEFAULT_SEAL_LIMIT;
-use mrtr_std::core::{ErrorDetail, Principal, Reason, Round};
+use mrtr_std::core::{ErrorDetail, Reason, Round};
 use mrtr_std::engine::{AnyEngine, Backend, Limits, Rotating, Step};
 use mrtr_std::health::Cause;
-use mrtr_std::jsonrpc::{Method, Precheck, RequestState, ResumeRequest, precheck_raw};
+use mrtr_std::jsonrpc::{Precheck, ResumeRequest, precheck_raw};
 use mrtr_std::keys::KeyConfig;
 use mrtr_std::metrics::names;
 use mrtr_std::replay::redis::RedisReplayCache;
@@ -25,22 +25,14 @@ use serde_json::Value;
 use support::metrics::TestRecorder;
 use support::redis::RedisServer;
 use support::registry::settle;
-use support::{KEY1_B64, KEY2_B64, T0};
+use support::{KEY1_B64, T0};
 
 fn keys(spec: &str) -> KeyConfig {
-    KeyConfig::parse_env(&spec.replace("K1", KEY1_B64).replace("K2", KEY2_B64)).unwrap()
+    support::key_spec(spec)
 }
 
 fn request(state: Option<&str>) -> ResumeRequest<'_> {
-    let state = state.map_or(RequestState::Absent, RequestState::Token);
-    ResumeRequest::with_map_arguments(
-        Method::ToolsCall,
-        "2026-07-28",
-        "t",
-        None,
-        state,
-        Principal::Anonymous,
-    )
+    support::call("t", state)
 }
 
 fn engine(

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mrtr_std::core::{Principal, Reason, Round};
+use mrtr_std::core::{Reason, Round};
 use mrtr_std::engine::{Backend, Limits, ReloadWarning, Rotating, Step};
-use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
+use mrtr_std::jsonrpc::ResumeRequest;
 use mrtr_std::keys::{KeyConfig, KeySource};
 use mrtr_std::reload::{KeyReloader, ReloadError, ReloadEvent, Trigger, Triggers};
 use mrtr_std::replay::AnyReplayCache;
@@ -51,15 +51,7 @@ fn file(spec: &[(&str, &str, bool)]) -> String {
 }
 
 fn request(state: Option<&str>) -> ResumeRequest<'_> {
-    let state = state.map_or(RequestState::Absent, RequestState::Token);
-    ResumeRequest::with_map_arguments(
-        Method::ToolsCall,
-        "2026-07-28",
-        "t",
-        None,
-        state,
-        Principal::Anonymous,
-    )
+    support::call("t", state)
 }
 
 async fn next(rx: &mut watch::Receiver<Option<ReloadEvent>>, after: u64) -> ReloadEvent {

@@ -3,28 +3,19 @@
 mod support;
 
 use mrtr_std::clock::ManualClock;
-use mrtr_std::core::{Principal, Reason, Round};
+use mrtr_std::core::{Reason, Round};
 use mrtr_std::engine::{Backend, Limits, Rotating, Step};
-use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
+use mrtr_std::jsonrpc::ResumeRequest;
 use mrtr_std::keys::KeyConfig;
 use mrtr_std::replay::AnyReplayCache;
-use support::{KEY1_B64, KEY2_B64, T0};
+use support::T0;
 
 fn keys(spec: &str) -> KeyConfig {
-    let spec = spec.replace("K1", KEY1_B64).replace("K2", KEY2_B64);
-    KeyConfig::parse_env(&spec).unwrap()
+    support::key_spec(spec)
 }
 
 fn request(state: Option<&str>) -> ResumeRequest<'_> {
-    let state = state.map_or(RequestState::Absent, RequestState::Token);
-    ResumeRequest::with_map_arguments(
-        Method::ToolsCall,
-        "2026-07-28",
-        "t",
-        None,
-        state,
-        Principal::Anonymous,
-    )
+    support::call("t", state)
 }
 
 #[test]

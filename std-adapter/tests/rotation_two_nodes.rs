@@ -13,7 +13,7 @@ use mrtr_std::keys::KeyConfig;
 use mrtr_std::replay::AnyReplayCache;
 use mrtr_std::replay::redis::RedisReplayCache;
 use support::redis::RedisServer;
-use support::{KEY1_B64, KEY2_B64, T0, booking};
+use support::{T0, booking};
 
 type Node = Rotating<AnyReplayCache, ManualClock>;
 
@@ -23,7 +23,7 @@ const PHASE2: &str = "current=k2; k2:K2; k1:K1";
 const PHASE3: &str = "current=k2; k2:K2";
 
 fn keys(spec: &str) -> KeyConfig {
-    KeyConfig::parse_env(&spec.replace("K1", KEY1_B64).replace("K2", KEY2_B64)).unwrap()
+    support::key_spec(spec)
 }
 
 fn node(redis: &RedisServer, clock: &ManualClock) -> Node {

@@ -21,19 +21,31 @@ use mrtr_std::keys::KeyConfig;
 pub const KEY1_B64: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 pub const KEY2_B64: &str = "q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80=";
 
-/// An anonymous 2026-07-28 `tools/call` of `book_table` without arguments, carrying `state`
+/// An anonymous 2026-07-28 `tools/call` of `target` without arguments, carrying `state`
 /// (none: a fresh call).
-pub fn booking(state: Option<&str>) -> mrtr_std::jsonrpc::ResumeRequest<'_> {
+pub fn call<'a>(target: &'a str, state: Option<&'a str>) -> mrtr_std::jsonrpc::ResumeRequest<'a> {
     use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
     let state = state.map_or(RequestState::Absent, RequestState::Token);
     ResumeRequest::with_map_arguments(
         Method::ToolsCall,
         "2026-07-28",
-        "book_table",
+        target,
         None,
         state,
         mrtr_std::core::Principal::Anonymous,
     )
+}
+
+/// [`call`] of `book_table`.
+pub fn booking(state: Option<&str>) -> mrtr_std::jsonrpc::ResumeRequest<'_> {
+    call("book_table", state)
+}
+
+/// A key configuration in the environment form, with `K1` and `K2` standing for
+/// [`KEY1_B64`] and [`KEY2_B64`]: `key_spec("current=k2; k2:K2; k1:K1")`.
+pub fn key_spec(spec: &str) -> mrtr_std::keys::KeyConfig {
+    mrtr_std::keys::KeyConfig::parse_env(&spec.replace("K1", KEY1_B64).replace("K2", KEY2_B64))
+        .unwrap()
 }
 
 /// Now, for tests driving a manual clock.
