@@ -11,7 +11,7 @@ use rmcp::RoleServer;
 use rmcp::model::{
     ClientCapabilities, ErrorData, InputRequests, InputRequiredResult, InputResponses,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -44,6 +44,28 @@ impl Binding {
     }
 }
 
+/// What a pausable request keeps of its rmcp [`RequestContext`]: the peer (to ask a
+/// 2025-era client in process), the capabilities the request declared (decoded once) and its
+/// era. Taken once when the request is verified; the context itself is not copied.
+pub(crate) struct Origin {
+    pub(crate) peer: Peer<RoleServer>,
+    pub(crate) capabilities: Option<ClientCapabilities>,
+    /// Made in a session opened by `initialize` (a 2025-era revision).
+    pub(crate) in_session: bool,
+}
+
+impl Origin {
+    /// Reads what a request keeps from its context; `in_session` from the protocol version
+    /// the caller already read.
+    pub(crate) fn new(ctx: &RequestContext<RoleServer>, in_session: bool) -> Self {
+        Self {
+            peer: ctx.peer.clone(),
+            capabilities: ctx.client_capabilities(),
+            in_session,
+        }
+    }
+}
+
 /// A pausable request whose `requestState` passed every check but the replay record.
 ///
 /// Run the checks that are the request's fault and not the handler's here (a capability the
@@ -57,7 +79,7 @@ pub struct Pending<R = AnyReplayCache> {
     binding: Binding,
     verified: Verified,
     input_responses: Option<InputResponses>,
-    ctx: RequestContext<RoleServer>,
+    pub(crate) origin: Origin,
 }
 
 impl<R: AsyncReplayCache> Pending<R> {
@@ -66,14 +88,14 @@ impl<R: AsyncReplayCache> Pending<R> {
         binding: Binding,
         verified: Verified,
         input_responses: Option<InputResponses>,
-        ctx: RequestContext<RoleServer>,
+        origin: Origin,
     ) -> Self {
         Self {
             engine,
             binding,
             verified,
             input_responses,
-            ctx,
+            origin,
         }
     }
 
@@ -87,14 +109,15 @@ impl<R: AsyncReplayCache> Pending<R> {
         &self.binding.caller
     }
 
-    /// The client capabilities this request declared (per request in 2026-07-28).
-    pub fn capabilities(&self) -> Option<ClientCapabilities> {
-        self.ctx.client_capabilities()
+    /// The client capabilities this request declared (per request in 2026-07-28; a 2025-era
+    /// session's from its `initialize`).
+    pub fn capabilities(&self) -> Option<&ClientCapabilities> {
+        self.origin.capabilities.as_ref()
     }
 
-    /// The request's context (peer, extensions, cancellation).
-    pub fn context(&self) -> &RequestContext<RoleServer> {
-        &self.ctx
+    /// The client this request came from (to send it requests or notifications).
+    pub fn peer(&self) -> &Peer<RoleServer> {
+        &self.origin.peer
     }
 
     /// Records the token as spent (the replay store is asked now: this is the await) and
@@ -111,7 +134,7 @@ impl<R: AsyncReplayCache> Pending<R> {
             binding: self.binding,
             step,
             input_responses: self.input_responses,
-            ctx: self.ctx,
+            origin: self.origin,
             local: None,
         })
     }
@@ -137,7 +160,7 @@ pub struct Call<R = AnyReplayCache> {
     pub(crate) binding: Binding,
     pub(crate) step: Step,
     pub(crate) input_responses: Option<InputResponses>,
-    pub(crate) ctx: RequestContext<RoleServer>,
+    pub(crate) origin: Origin,
     /// Set when the rounds run in this process (a 2025-era session, see [`crate::classic`]):
     /// the state travels in memory, never sealed.
     pub(crate) local: Option<Local>,
@@ -212,13 +235,13 @@ impl<R> Call<R> {
     }
 
     /// The client capabilities this request declared.
-    pub fn capabilities(&self) -> Option<ClientCapabilities> {
-        self.ctx.client_capabilities()
+    pub fn capabilities(&self) -> Option<&ClientCapabilities> {
+        self.origin.capabilities.as_ref()
     }
 
-    /// The request's context.
-    pub fn context(&self) -> &RequestContext<RoleServer> {
-        &self.ctx
+    /// The client this request came from.
+    pub fn peer(&self) -> &Peer<RoleServer> {
+        &self.origin.peer
     }
 }
 

@@ -52,7 +52,7 @@
 //! async fn book(&self, Parameters { params, pending }: Parameters<Args>)
 //!     -> Result<CallToolResponse, ErrorData>
 //! {
-//!     Declared::from_capabilities(pending.capabilities().as_ref()).require_form()?;
+//!     Declared::from_capabilities(pending.capabilities()).require_form()?;
 //!     pending.run(|call| booking::round(call, &params)).await
 //! }
 //! # }
@@ -124,7 +124,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
-use crate::call::{Binding, Call, Local, Pending};
+use crate::call::{Binding, Call, Local, Origin, Pending};
 use crate::error::ToErrorData;
 use crate::input::{self, Declared};
 
@@ -180,7 +180,7 @@ impl<R: AsyncReplayCache> Pending<R> {
         self,
         mut round: impl FnMut(&Call<R>) -> Result<T, ErrorData>,
     ) -> Result<T, ErrorData> {
-        let in_session = in_session_era(self.context());
+        let in_session = self.origin.in_session;
         let mut call = self.commit().await?;
         if !in_session {
             return round(&call);
@@ -222,7 +222,7 @@ impl<R: AsyncReplayCache> Pending<R> {
             }
             let ttl = Duration::from_millis(call.engine.limits().ttl_ms);
             let answers = match paused.input_requests {
-                Some(requests) if !requests.is_empty() => ask(&call.ctx, requests, ttl).await?,
+                Some(requests) if !requests.is_empty() => ask(&call.origin, requests, ttl).await?,
                 // State only: the next round runs now.
                 _ => InputResponses::new(),
             };
@@ -265,11 +265,11 @@ pub(crate) fn keep<R>(
 /// Asks the session's client each input request in turn (server-to-client requests), each
 /// answer within `ttl`; returns the answers under the requests' keys.
 async fn ask(
-    ctx: &RequestContext<RoleServer>,
+    origin: &Origin,
     requests: InputRequests,
     ttl: Duration,
 ) -> Result<InputResponses, ErrorData> {
-    let declared = Declared::from_capabilities(ctx.client_capabilities().as_ref());
+    let declared = Declared::from_capabilities(origin.capabilities.as_ref());
     let mut answers = InputResponses::new();
     for (key, request) in requests {
         let (kind, request) = match request {
@@ -299,7 +299,7 @@ async fn ask(
                 ));
             }
         };
-        let answer = match tokio::time::timeout(ttl, ctx.peer.send_request(request)).await {
+        let answer = match tokio::time::timeout(ttl, origin.peer.send_request(request)).await {
             Ok(Ok(result)) => serde_json::to_value(result).unwrap_or(Value::Null),
             Ok(Err(e)) => {
                 tracing::info!(target: "mrtr", kind, error = %e, "the client did not answer");

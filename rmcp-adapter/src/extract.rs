@@ -48,7 +48,7 @@ use crate::mrtr::HasMrtr;
 /// async fn book_table(&self, Parameters { params, pending }: Parameters<BookArgs>)
 ///     -> Result<CallToolResponse, ErrorData>
 /// {
-///     let declared = Declared::from_capabilities(pending.capabilities().as_ref());
+///     let declared = Declared::from_capabilities(pending.capabilities());
 ///     declared.require_form()?;                            // refused: token unspent
 ///     let call = pending.commit().await?;                  // single use from here
 ///     match call.state::<Booking>()? {

@@ -12,10 +12,12 @@
 //!   fresh call goes on marked (the [`Violation`] is put in the HTTP request's extensions, where
 //!   [`Mrtr`](crate::Mrtr) finds it) and cannot pause.
 //!
-//! The layer also puts the parsed message in the request's extensions ([`JsonRpcMessage`]) and
-//! runs an optional admission hook ([`PrecheckLayer::admit`]) with it, so an application that
-//! must answer some requests before rmcp does (for example a `subscriptions/listen`
-//! authorization, which must run before rmcp acknowledges) reads the body only once.
+//! The layer reads each body once, in one pass that builds no parse tree
+//! ([`precheck_bytes`]); rmcp then parses it as it always does. An application that must
+//! answer some method before rmcp does (for example the authorization of a
+//! `subscriptions/listen`, which must finish before rmcp acknowledges it) registers an
+//! admission hook for that method ([`PrecheckLayer::admit`]): only messages of that method
+//! are parsed for it.
 //!
 //! **stdio** has no HTTP request, so no layer: there rmcp answers a non-string `requestState`
 //! itself (`-32601`, it cannot parse the request), and duplicate member names and
@@ -36,8 +38,9 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use mrtr_std::core::ErrorDetail;
 use mrtr_std::ijson::Violation;
-use mrtr_std::jsonrpc::{self, Precheck};
+use mrtr_std::jsonrpc::{Precheck, precheck_bytes};
 use serde_json::{Value, json};
+
 use tower_layer::Layer;
 use tower_service::Service;
 
@@ -49,10 +52,6 @@ pub type ResponseBody = UnsyncBoxBody<Bytes, BoxError>;
 
 /// Largest request body the layer buffers by default (4 MiB).
 pub const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
-
-/// The parsed JSON-RPC message of a POST, put in the HTTP request's extensions by the layer.
-#[derive(Clone, Debug)]
-pub struct JsonRpcMessage(pub Arc<Value>);
 
 /// What an admission hook decides: `Ok(extensions)` passes the request on with these
 /// extensions added to it (for the handler to find); `Err(error)` answers the request with
@@ -73,14 +72,32 @@ type Hook = Arc<
 ///
 /// // Around rmcp's StreamableHttpService, e.g. with axum:
 /// //   Router::new().nest_service("/mcp", PrecheckLayer::new(ErrorDetail::Uniform).layer(service))
-/// let layer = PrecheckLayer::new(ErrorDetail::Uniform).max_body(1 << 20);
+/// let layer = PrecheckLayer::new(ErrorDetail::Uniform)
+///     .max_body(1 << 20)
+///     .admit("subscriptions/listen", |message, _parts| async move {
+///         // Decide before rmcp sees the message; `Err(error)` answers it instead.
+///         let _ = message;
+///         Ok(http::Extensions::new())
+///     });
 /// # let _ = layer;
 /// ```
 #[derive(Clone)]
 pub struct PrecheckLayer {
+    config: Arc<Config>,
+}
+
+/// What every service of one layer shares.
+#[derive(Clone)]
+struct Config {
     detail: ErrorDetail,
     max_body: usize,
-    hook: Option<Hook>,
+    hooks: Vec<(String, Hook)>,
+}
+
+impl Config {
+    fn hook(&self, method: &str) -> Option<&Hook> {
+        self.hooks.iter().find(|(m, _)| m == method).map(|(_, h)| h)
+    }
 }
 
 impl PrecheckLayer {
@@ -88,40 +105,47 @@ impl PrecheckLayer {
     /// `mrtr.engine().limits().error_detail`).
     pub fn new(detail: ErrorDetail) -> Self {
         Self {
-            detail,
-            max_body: DEFAULT_MAX_BODY,
-            hook: None,
+            config: Arc::new(Config {
+                detail,
+                max_body: DEFAULT_MAX_BODY,
+                hooks: Vec::new(),
+            }),
         }
     }
 
     /// The largest body buffered (default [`DEFAULT_MAX_BODY`]); a larger one gets HTTP 413.
     pub fn max_body(mut self, bytes: usize) -> Self {
-        self.max_body = bytes;
+        Arc::make_mut(&mut self.config).max_body = bytes;
         self
     }
 
-    /// Runs `hook` on every JSON-RPC message that passed mrtr's checks, with the parsed
-    /// message and the request's parts (to read, for example, the caller an auth layer put in
-    /// its extensions, before the future starts). The extensions it returns are added to the
-    /// request; an `Err(error)` answers the request with that JSON-RPC error.
-    pub fn admit<F, Fut>(mut self, hook: F) -> Self
+    /// Runs `hook` on every JSON-RPC message of `method` that passed mrtr's checks, with the
+    /// parsed message and the request's parts (to read, for example, the caller an auth layer
+    /// put in its extensions, before the future starts). The extensions it returns are added
+    /// to the request; an `Err(error)` answers the request with that JSON-RPC error. Messages
+    /// of other methods are not parsed for it. A second hook for the same method replaces the
+    /// first.
+    pub fn admit<F, Fut>(mut self, method: impl Into<String>, hook: F) -> Self
     where
         F: Fn(Arc<Value>, &http::request::Parts) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Admission> + Send + 'static,
     {
-        self.hook = Some(Arc::new(move |message, parts| {
-            Box::pin(hook(message, parts))
-        }));
+        let method = method.into();
+        let hook: Hook = Arc::new(move |message, parts| Box::pin(hook(message, parts)));
+        let hooks = &mut Arc::make_mut(&mut self.config).hooks;
+        hooks.retain(|(m, _)| *m != method);
+        hooks.push((method, hook));
         self
     }
 }
 
 impl fmt::Debug for PrecheckLayer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let hooks: Vec<&str> = self.config.hooks.iter().map(|(m, _)| m.as_str()).collect();
         f.debug_struct("PrecheckLayer")
-            .field("detail", &self.detail)
-            .field("max_body", &self.max_body)
-            .field("hook", &self.hook.is_some())
+            .field("detail", &self.config.detail)
+            .field("max_body", &self.config.max_body)
+            .field("hooks", &hooks)
             .finish()
     }
 }
@@ -131,17 +155,28 @@ impl<S> Layer<S> for PrecheckLayer {
 
     fn layer(&self, inner: S) -> Self::Service {
         PrecheckService {
-            inner,
+            inner: Arc::new(inner),
             layer: self.clone(),
         }
     }
 }
 
-/// The service [`PrecheckLayer`] wraps around rmcp's HTTP service.
-#[derive(Clone, Debug)]
+/// The service [`PrecheckLayer`] wraps around rmcp's HTTP service. Cloning it is cheap (two
+/// reference counts): each request clones the inner service once, and readies that clone
+/// before calling it.
+#[derive(Debug)]
 pub struct PrecheckService<S> {
-    inner: S,
+    inner: Arc<S>,
     layer: PrecheckLayer,
+}
+
+impl<S> Clone for PrecheckService<S> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            layer: self.layer.clone(),
+        }
+    }
 }
 
 /// A response answering the request here, with `status` and a JSON body.
@@ -158,9 +193,13 @@ fn respond(status: StatusCode, body: Value) -> Response<ResponseBody> {
     response
 }
 
-/// A JSON-RPC error response for the message's id.
-fn error_response(message: &Value, error: Value) -> Response<ResponseBody> {
-    let id = message.get("id").cloned().unwrap_or(Value::Null);
+/// A JSON-RPC error response for the id of the message in `raw` (read only here: a message
+/// answered by the layer).
+fn error_response(raw: &[u8], error: Value) -> Response<ResponseBody> {
+    let id = serde_json::from_slice::<Value>(raw)
+        .ok()
+        .and_then(|message| message.get("id").cloned())
+        .unwrap_or(Value::Null);
     respond(
         StatusCode::OK,
         json!({"jsonrpc": "2.0", "id": id, "error": error}),
@@ -169,7 +208,7 @@ fn error_response(message: &Value, error: Value) -> Response<ResponseBody> {
 
 impl<S, B, ResBody> Service<Request<B>> for PrecheckService<S>
 where
-    S: Service<Request<Full<Bytes>>, Response = Response<ResBody>> + Clone + Send + 'static,
+    S: Service<Request<Full<Bytes>>, Response = Response<ResBody>> + Clone + Send + Sync + 'static,
     S::Future: Send,
     S::Error: Send,
     B: Body + Send + 'static,
@@ -182,18 +221,17 @@ where
     type Error = S::Error;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, S::Error>> + Send>>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
+    /// Always ready: each call readies its own clone of the inner service.
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        // The clone is the ready one's twin: keep the polled service for this call.
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
-        let layer = self.layer.clone();
+        let inner = self.inner.clone();
+        let config = self.layer.config.clone();
         Box::pin(async move {
             let (mut parts, body) = request.into_parts();
-            let bytes = match Limited::new(body, layer.max_body).collect().await {
+            let bytes = match Limited::new(body, config.max_body).collect().await {
                 Ok(collected) => collected.to_bytes(),
                 Err(_) => {
                     return Ok(respond(
@@ -202,28 +240,29 @@ where
                     ));
                 }
             };
-            if parts.method == Method::POST
-                && let Ok(message) = serde_json::from_slice::<Value>(&bytes)
-            {
-                match jsonrpc::precheck_raw(&message, &bytes, layer.detail) {
+            if parts.method == Method::POST {
+                let checked = precheck_bytes(&bytes, config.detail);
+                match checked.outcome {
                     Precheck::Pass => {}
                     Precheck::Unbindable(v) => {
                         parts.extensions.insert::<Violation>(v);
                     }
-                    Precheck::Reject(error) => {
-                        return Ok(error_response(&message, error.to_value()));
-                    }
+                    Precheck::Reject(error) => return Ok(error_response(&bytes, error.to_value())),
                 }
-                let message = Arc::new(message);
-                if let Some(hook) = &layer.hook {
-                    match hook(message.clone(), &parts).await {
+                let hook = checked.method.as_deref().and_then(|m| config.hook(m));
+                // The method was read from valid JSON, so the message parses.
+                if let Some(hook) = hook
+                    && let Ok(message) = serde_json::from_slice::<Value>(&bytes)
+                {
+                    match hook(Arc::new(message), &parts).await {
                         Ok(extensions) => parts.extensions.extend(extensions),
-                        Err(error) => return Ok(error_response(&message, error)),
+                        Err(error) => return Ok(error_response(&bytes, error)),
                     }
                 }
-                parts.extensions.insert(JsonRpcMessage(message));
             }
-            let response = inner
+            let mut service = S::clone(&inner);
+            std::future::poll_fn(|cx| service.poll_ready(cx)).await?;
+            let response = service
                 .call(Request::from_parts(parts, Full::new(bytes)))
                 .await?;
             Ok(response.map(|b| b.map_err(Into::into).boxed_unsync()))

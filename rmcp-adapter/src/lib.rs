@@ -35,6 +35,6 @@ pub use call::{Call, Pending};
 pub use caller::{Caller, FromExtensions, PrincipalSource, http_parts};
 pub use error::ToErrorData;
 pub use extract::Parameters;
-pub use layer::{JsonRpcMessage, PrecheckLayer};
+pub use layer::PrecheckLayer;
 pub use mrtr::{HasMrtr, Mrtr};
 pub use mrtr_std;

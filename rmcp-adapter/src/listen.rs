@@ -40,7 +40,8 @@
 //! # let registry = RegistryHandle::spawn(registry);
 //! # let policy = registry.clone();
 //! // The layer's hook admits listens:
-//! let layer = PrecheckLayer::new(ErrorDetail::Uniform).admit(mrtr_rmcp::listen::admitter(registry));
+//! let layer = PrecheckLayer::new(ErrorDetail::Uniform)
+//!     .admit(mrtr_rmcp::listen::METHOD, mrtr_rmcp::listen::admitter(registry));
 //! # let _ = (layer, Listener);
 //! # // This policy denies everyone: the listen is refused before rmcp could acknowledge it.
 //! # let listen = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
@@ -64,6 +65,10 @@ use serde_json::{Value, json};
 
 use crate::caller::{Caller, http_parts};
 use crate::layer::Admission as HookResult;
+
+/// The method whose messages [`admitter`] decides: register it with
+/// [`PrecheckLayer::admit`](crate::PrecheckLayer::admit) for this method.
+pub const METHOD: &str = "subscriptions/listen";
 
 /// An admitted subscription on its way from the layer to the handler, in the HTTP request's
 /// extensions. Dropping it unserved closes the subscription (without an authorizer call).
@@ -149,7 +154,7 @@ pub async fn admit<C: MonotonicClock + 'static>(
     caller: &Caller,
 ) -> HookResult {
     let mut extensions = http::Extensions::new();
-    if message.get("method").and_then(Value::as_str) != Some("subscriptions/listen") {
+    if message.get("method").and_then(Value::as_str) != Some(METHOD) {
         return Ok(extensions);
     }
     let Some(id) = message.get("id").and_then(request_id) else {

@@ -15,7 +15,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 
-use crate::call::{Binding, Pending};
+use crate::call::{Binding, Origin, Pending};
 use crate::caller::{Caller, FromExtensions, PrincipalSource, http_parts};
 use crate::error::ToErrorData;
 
@@ -159,10 +159,9 @@ impl<R: AsyncReplayCache> Mrtr<R> {
         input_responses: Option<InputResponses>,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<Pending<R>, ErrorData> {
-        let version = ctx
-            .protocol_version()
-            .map(|v| v.as_str().to_owned())
-            .unwrap_or_default();
+        let protocol = ctx.protocol_version();
+        let in_session = protocol.as_ref().is_some_and(|v| v.has_initialize());
+        let version = protocol.map(|v| v.as_str().to_owned()).unwrap_or_default();
         let caller = self.caller(ctx);
         let state = match request_state {
             Some(token) => RequestState::Token(token),
@@ -194,7 +193,7 @@ impl<R: AsyncReplayCache> Mrtr<R> {
             },
             verified,
             input_responses,
-            ctx.clone(),
+            Origin::new(ctx, in_session),
         ))
     }
 }

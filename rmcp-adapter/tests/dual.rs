@@ -98,7 +98,7 @@ impl Booker {
         &self,
         Parameters { params, pending }: Parameters<BookArgs>,
     ) -> Result<CallToolResponse, ErrorData> {
-        Declared::from_capabilities(pending.capabilities().as_ref()).require_form()?;
+        Declared::from_capabilities(pending.capabilities()).require_form()?;
         let party = params.party;
         pending.run(|call| book_round(call, party)).await
     }

@@ -53,7 +53,7 @@ impl Booker {
         Parameters { params, pending }: Parameters<BookArgs>,
     ) -> Result<CallToolResponse, ErrorData> {
         // The request's fault, checked before the token is spent.
-        Declared::from_capabilities(pending.capabilities().as_ref()).require_form()?;
+        Declared::from_capabilities(pending.capabilities()).require_form()?;
         let call = pending.commit().await?;
         let form =
             |key: &str| input::one(key, input::form(key, json!({key: {"type": "string"}}), &[]));

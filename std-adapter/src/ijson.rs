@@ -28,6 +28,7 @@
 //! assert_eq!((v.kind(), v.path()), (ViolationKind::DuplicateName, "/a"));
 //! ```
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
@@ -108,18 +109,61 @@ impl std::error::Error for Violation {}
 /// Checks that `text` is one I-JSON value: valid JSON, no duplicate member names, every
 /// number carried exactly by a double, no lone surrogates, at most [`MAX_DEPTH`] deep.
 pub fn check(text: &[u8]) -> Result<(), Violation> {
+    scan(text).map(|_| ())
+}
+
+/// [`check`], learning on the way what a JSON-RPC request's envelope says: its `method` and
+/// the shape of its `params.requestState`. One pass over the text, building no tree: names
+/// and the method borrow the text unless they hold escapes.
+///
+/// ```
+/// use mrtr_std::ijson::{self, Shape};
+///
+/// let raw = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call",
+///               "params":{"name":"book","requestState":7}}"#;
+/// let envelope = ijson::scan(raw)?;
+/// assert_eq!(envelope.method.as_deref(), Some("tools/call"));
+/// assert_eq!(envelope.request_state, Shape::Other);
+/// # Ok::<(), ijson::Violation>(())
+/// ```
+pub fn scan(text: &[u8]) -> Result<Envelope<'_>, Violation> {
     let mut scan = Scan {
         text,
         at: 0,
-        path: Vec::new(),
+        names: Vec::with_capacity(16),
+        path: Vec::with_capacity(8),
+        envelope: Envelope::default(),
     };
     scan.ws();
-    scan.value(0)?;
+    scan.value(0, Role::Message)?;
     scan.ws();
     if scan.at != text.len() {
         return Err(scan.fail(ViolationKind::NotJson));
     }
-    Ok(())
+    Ok(scan.envelope)
+}
+
+/// What [`scan`] found in a JSON-RPC message (an object; any other value has an empty
+/// envelope).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Envelope<'a> {
+    /// The `method` member, unescaped, when it is a string.
+    pub method: Option<Cow<'a, str>>,
+    /// The `requestState` member of `params` (when `params` is an object).
+    pub request_state: Shape,
+}
+
+/// What kind of value a member holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Shape {
+    /// There is no such member.
+    #[default]
+    Absent,
+    /// A string.
+    String,
+    /// Anything but a string (`null` included).
+    Other,
 }
 
 /// Whether the JSON number literal `lit` keeps its value through a double: the canonical
@@ -158,23 +202,57 @@ fn decimal(lit: &str) -> Option<(bool, String, i64)> {
     Some((neg, digits.to_owned(), n))
 }
 
+/// Path segment of the value being scanned.
+enum Seg<'a> {
+    Name(Cow<'a, str>),
+    Index(usize),
+}
+
+/// The role a value plays in a JSON-RPC message, for [`Envelope`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Anything the envelope does not record.
+    Plain,
+    /// The whole message.
+    Message,
+    /// The message's `method`.
+    Method,
+    /// The message's `params`.
+    Params,
+    /// `params.requestState`.
+    RequestState,
+}
+
+/// Objects with more members than this find duplicates through a hash set instead of
+/// comparing each new name with every earlier one.
+const LINEAR_NAMES: usize = 16;
+
 struct Scan<'a> {
     text: &'a [u8],
     at: usize,
-    /// Path segments of the value being scanned.
-    path: Vec<String>,
+    /// Member names of the objects being scanned, innermost last (no copies: a name without
+    /// escapes borrows the text).
+    names: Vec<Cow<'a, str>>,
+    /// Path to the value being scanned.
+    path: Vec<Seg<'a>>,
+    envelope: Envelope<'a>,
 }
 
-impl Scan<'_> {
+impl<'a> Scan<'a> {
     fn fail(&self, kind: ViolationKind) -> Violation {
         let mut path = String::new();
         for seg in &self.path {
             path.push('/');
-            for c in seg.chars() {
-                match c {
-                    '~' => path.push_str("~0"),
-                    '/' => path.push_str("~1"),
-                    c => path.push(c),
+            match seg {
+                Seg::Index(i) => path.push_str(&i.to_string()),
+                Seg::Name(name) => {
+                    for c in name.chars() {
+                        match c {
+                            '~' => path.push_str("~0"),
+                            '/' => path.push_str("~1"),
+                            c => path.push(c),
+                        }
+                    }
                 }
             }
         }
@@ -210,11 +288,23 @@ impl Scan<'_> {
         }
     }
 
-    fn value(&mut self, depth: usize) -> Result<(), Violation> {
+    fn value(&mut self, depth: usize, role: Role) -> Result<(), Violation> {
+        if role == Role::RequestState {
+            self.envelope.request_state = match self.peek() {
+                Some(b'"') => Shape::String,
+                _ => Shape::Other,
+            };
+        }
         match self.peek() {
-            Some(b'{') => self.object(depth + 1),
+            Some(b'{') => self.object(depth + 1, role),
             Some(b'[') => self.array(depth + 1),
-            Some(b'"') => self.string().map(|_| ()),
+            Some(b'"') => {
+                let text = self.string(role == Role::Method)?;
+                if role == Role::Method {
+                    self.envelope.method = Some(text);
+                }
+                Ok(())
+            }
             Some(b't') => self.literal(b"true"),
             Some(b'f') => self.literal(b"false"),
             Some(b'n') => self.literal(b"null"),
@@ -223,7 +313,7 @@ impl Scan<'_> {
         }
     }
 
-    fn object(&mut self, depth: usize) -> Result<(), Violation> {
+    fn object(&mut self, depth: usize, role: Role) -> Result<(), Violation> {
         if depth > MAX_DEPTH {
             return Err(self.fail(ViolationKind::TooDeep));
         }
@@ -233,24 +323,46 @@ impl Scan<'_> {
             self.at += 1;
             return Ok(());
         }
-        let mut names = HashSet::new();
+        let base = self.names.len();
+        let mut many: Option<HashSet<Cow<'a, str>>> = None;
         loop {
             self.ws();
-            let name = self.string()?;
-            self.path.push(name.clone());
-            if !names.insert(name) {
+            let name = self.string(true)?;
+            let child = match (role, &*name) {
+                (Role::Message, "method") => Role::Method,
+                (Role::Message, "params") => Role::Params,
+                (Role::Params, "requestState") => Role::RequestState,
+                _ => Role::Plain,
+            };
+            self.path.push(Seg::Name(name.clone()));
+            let seen = self.names.get(base..).unwrap_or_default();
+            let duplicate = match &mut many {
+                Some(set) => !set.insert(name.clone()),
+                None if seen.len() < LINEAR_NAMES => seen.contains(&name),
+                None => {
+                    let mut set: HashSet<Cow<'a, str>> = seen.iter().cloned().collect();
+                    let duplicate = !set.insert(name.clone());
+                    many = Some(set);
+                    duplicate
+                }
+            };
+            if duplicate {
                 return Err(self.fail(ViolationKind::DuplicateName));
+            }
+            if many.is_none() {
+                self.names.push(name);
             }
             self.ws();
             self.eat(b':')?;
             self.ws();
-            self.value(depth)?;
+            self.value(depth, child)?;
             self.path.pop();
             self.ws();
             match self.peek() {
                 Some(b',') => self.at += 1,
                 Some(b'}') => {
                     self.at += 1;
+                    self.names.truncate(base);
                     return Ok(());
                 }
                 _ => return Err(self.fail(ViolationKind::NotJson)),
@@ -271,8 +383,8 @@ impl Scan<'_> {
         let mut index = 0usize;
         loop {
             self.ws();
-            self.path.push(index.to_string());
-            self.value(depth)?;
+            self.path.push(Seg::Index(index));
+            self.value(depth, Role::Plain)?;
             self.path.pop();
             index += 1;
             self.ws();
@@ -287,42 +399,74 @@ impl Scan<'_> {
         }
     }
 
-    /// A string, unescaped.
-    fn string(&mut self) -> Result<String, Violation> {
+    /// The text between `from` and `to`, which must be UTF-8.
+    fn utf8(&self, from: usize, to: usize) -> Result<&'a str, Violation> {
+        let text: &'a [u8] = self.text;
+        text.get(from..to)
+            .and_then(|run| std::str::from_utf8(run).ok())
+            .ok_or_else(|| self.fail(ViolationKind::NotJson))
+    }
+
+    /// A string, checked; unescaped when `decode` (else the result is empty). A string
+    /// without escapes borrows the text.
+    fn string(&mut self, decode: bool) -> Result<Cow<'a, str>, Violation> {
         self.eat(b'"')?;
-        let mut out: Vec<u8> = Vec::new();
+        // Start of the run of plain characters being scanned.
+        let mut run = self.at;
+        // Built only once an escape is met, and only when decoding.
+        let mut out: Option<String> = None;
         loop {
             let Some(b) = self.peek() else {
                 return Err(self.fail(ViolationKind::NotJson));
             };
-            self.at += 1;
             match b {
-                b'"' => break,
-                b'\\' => {
-                    let Some(e) = self.peek() else {
-                        return Err(self.fail(ViolationKind::NotJson));
-                    };
+                b'"' => {
+                    let tail = self.utf8(run, self.at)?;
                     self.at += 1;
-                    let c = match e {
-                        b'"' => '"',
-                        b'\\' => '\\',
-                        b'/' => '/',
-                        b'b' => '\u{8}',
-                        b'f' => '\u{c}',
-                        b'n' => '\n',
-                        b'r' => '\r',
-                        b't' => '\t',
-                        b'u' => self.unicode_escape()?,
-                        _ => return Err(self.fail(ViolationKind::NotJson)),
-                    };
-                    let mut buf = [0u8; 4];
-                    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                    return Ok(match out {
+                        Some(mut s) => {
+                            s.push_str(tail);
+                            Cow::Owned(s)
+                        }
+                        None if decode => Cow::Borrowed(tail),
+                        None => Cow::Borrowed(""),
+                    });
+                }
+                b'\\' => {
+                    let plain = self.utf8(run, self.at)?;
+                    self.at += 1;
+                    let c = self.escape()?;
+                    if decode {
+                        let s = out.get_or_insert_with(String::new);
+                        s.push_str(plain);
+                        s.push(c);
+                    }
+                    run = self.at;
                 }
                 0x00..=0x1f => return Err(self.fail(ViolationKind::NotJson)),
-                _ => out.push(b),
+                _ => self.at += 1,
             }
         }
-        String::from_utf8(out).map_err(|_| self.fail(ViolationKind::NotJson))
+    }
+
+    /// The character of an escape (the backslash already read).
+    fn escape(&mut self) -> Result<char, Violation> {
+        let Some(e) = self.peek() else {
+            return Err(self.fail(ViolationKind::NotJson));
+        };
+        self.at += 1;
+        Ok(match e {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => self.unicode_escape()?,
+            _ => return Err(self.fail(ViolationKind::NotJson)),
+        })
     }
 
     fn hex4(&mut self) -> Result<u32, Violation> {
@@ -513,5 +657,86 @@ mod tests {
         // Far deeper than the limit: refused without recursing further.
         let very = "[".repeat(1_000_000);
         assert_eq!(kind(&very), Some(ViolationKind::TooDeep));
+    }
+
+    #[test]
+    fn duplicates_are_found_in_objects_of_any_size() {
+        // Below and above the size where the scan switches to a hash set, the duplicate first,
+        // in the middle and last.
+        for members in [2, LINEAR_NAMES - 1, LINEAR_NAMES, LINEAR_NAMES + 1, 200] {
+            let names: Vec<String> = (0..members).map(|i| format!("\"k{i}\":{i}")).collect();
+            let unique = format!("{{{}}}", names.join(","));
+            assert_eq!(kind(&unique), None, "{members} members");
+            for dup in [0, members / 2, members - 1] {
+                let text = format!("{{{},\"k{dup}\":0}}", names.join(","));
+                let v = check(text.as_bytes()).unwrap_err();
+                assert_eq!(v.kind(), ViolationKind::DuplicateName, "{members}/{dup}");
+                assert_eq!(v.path(), format!("/k{dup}"));
+            }
+        }
+        // Names of sibling and nested objects never collide with each other.
+        assert_eq!(
+            kind(r#"{"a":{"a":{"a":1}},"b":{"a":2},"c":[{"a":1},{"a":2}]}"#),
+            None
+        );
+    }
+
+    #[test]
+    fn the_envelope_names_method_and_request_state() {
+        let env = scan(br#"{"id":1,"method":"tools/call","params":{"requestState":"t"}}"#).unwrap();
+        assert_eq!(env.method.as_deref(), Some("tools/call"));
+        assert_eq!(env.request_state, Shape::String);
+        // Escaped names and values are read unescaped, as a parser reads them.
+        let env =
+            scan(br#"{"met\u0068od":"tools\/call","params":{"request\u0053tate":null}}"#).unwrap();
+        assert_eq!(env.method.as_deref(), Some("tools/call"));
+        assert_eq!(env.request_state, Shape::Other);
+        for (text, method, state) in [
+            (
+                r#"{"method":7,"params":{"requestState":[]}}"#,
+                None,
+                Shape::Other,
+            ),
+            (
+                r#"{"method":"m","params":[{"requestState":1}]}"#,
+                Some("m"),
+                Shape::Absent,
+            ),
+            (
+                r#"{"method":"m","params":{"x":{"requestState":1}}}"#,
+                Some("m"),
+                Shape::Absent,
+            ),
+            (
+                r#"{"requestState":1,"x":{"method":"m"}}"#,
+                None,
+                Shape::Absent,
+            ),
+            (
+                r#"[{"method":"m","params":{"requestState":1}}]"#,
+                None,
+                Shape::Absent,
+            ),
+            (r#""method""#, None, Shape::Absent),
+        ] {
+            let env = scan(text.as_bytes()).unwrap();
+            assert_eq!(
+                (env.method.as_deref(), env.request_state),
+                (method, state),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn strings_must_be_utf8_wherever_they_are() {
+        for bad in [
+            &b"\"\xff\""[..],
+            b"{\"\xc3\":1}",
+            b"{\"a\":\"x\\n\xe2\x82\"}",
+        ] {
+            assert_eq!(check(bad).unwrap_err().kind(), ViolationKind::NotJson);
+        }
+        assert!(check("{\"é\":\"\\u00e9 ünï\"}".as_bytes()).is_ok());
     }
 }

@@ -223,13 +223,24 @@ fn write_string<S: Sink>(out: &mut S, s: &str) {
 }
 
 fn write_number<S: Sink>(out: &mut S, n: &Number) -> Result<(), JcsError> {
+    // An integer a double carries exactly (|i| <= 2^53 < 10^21) prints as its decimal digits:
+    // the common case, written without formatting a double.
+    const EXACT: u64 = 1 << 53;
+    let small = match (n.as_u64(), n.as_i64()) {
+        (Some(u), _) if u <= EXACT => Some((false, u)),
+        (None, Some(i)) if i.unsigned_abs() <= EXACT => Some((i < 0, i.unsigned_abs())),
+        _ => None,
+    };
+    if let Some((negative, magnitude)) = small {
+        write_integer(out, negative && magnitude != 0, magnitude);
+        return Ok(());
+    }
     let x = n
         .as_f64()
         .filter(|x| x.is_finite())
         .ok_or(JcsError::NonFiniteNumber)?;
     let text = format_es(x);
     // An integer (u64 or i64) must print as itself; floats are doubles already.
-    const EXACT: u64 = 1 << 53;
     let exact = match (n.as_u64(), n.as_i64()) {
         (Some(u), _) => u <= EXACT || text == u.to_string(),
         (None, Some(i)) => i.unsigned_abs() <= EXACT || text == i.to_string(),
@@ -240,6 +251,26 @@ fn write_number<S: Sink>(out: &mut S, n: &Number) -> Result<(), JcsError> {
     }
     out.put(text.as_bytes());
     Ok(())
+}
+
+/// Writes `magnitude` in decimal, after a minus sign when `negative`.
+fn write_integer<S: Sink>(out: &mut S, negative: bool, mut magnitude: u64) {
+    let mut buf = [0u8; 21];
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        // A digit: the remainder is below 10.
+        buf[at] = b'0' + (magnitude % 10) as u8;
+        magnitude /= 10;
+        if magnitude == 0 {
+            break;
+        }
+    }
+    if negative {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    out.put(&buf[at..]);
 }
 
 /// The canonical (ECMAScript `Number::toString`) text of a finite double, as RFC 8785 prints
@@ -620,5 +651,29 @@ mod tests {
         assert!(args_digest_map(Some(&at_limit)).is_ok());
         let over = wrap(nested(MAX_DEPTH));
         assert_eq!(args_digest_map(Some(&over)), Err(JcsError::TooDeep));
+    }
+
+    #[test]
+    fn integers_print_as_the_double_they_are() {
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut cases: Vec<i64> = vec![0, 1, -1, 9, 10, -10, 1 << 53, -(1 << 53), 1_000_000];
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            cases.push((x >> (x % 64)) as i64 % (1 << 53));
+        }
+        for i in cases {
+            let v = serde_json::json!(i);
+            assert_eq!(
+                to_canonical_string(&v).unwrap(),
+                format_number(i as f64),
+                "{i}"
+            );
+        }
+        assert_eq!(
+            to_canonical_string(&serde_json::json!(u64::MAX)),
+            Err(JcsError::LossyNumber)
+        );
     }
 }

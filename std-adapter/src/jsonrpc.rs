@@ -12,13 +12,14 @@
 //! argument digest is SHA-256 of the RFC 8785 canonical JSON of the arguments ([`crate::jcs`]).
 //! Any other method cannot pause, and a `requestState` it carries is ignored.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use mrtr_core::error::INVALID_PARAMS;
 use mrtr_core::{ArgsDigest, Binding, BindingError, ErrorDetail, Principal, Reason, Rejection};
 use serde_json::{Map, Value, json};
 
-use crate::ijson::{self, Violation};
+use crate::ijson::{self, Shape, Violation};
 use crate::jcs::{self, JcsError};
 
 /// The `_meta` key holding the request's protocol version.
@@ -481,13 +482,18 @@ pub fn precheck(message: &Value, detail: ErrorDetail) -> Option<JsonRpcError> {
     let reason = RequestState::from_member(message.pointer("/params/requestState"))
         .token()
         .err()?;
+    Some(not_a_string(reason, method, detail))
+}
+
+/// The rejection of a `requestState` that is not a string, logged.
+fn not_a_string(reason: Reason, method: &str, detail: ErrorDetail) -> JsonRpcError {
     tracing::info!(
         target: "mrtr",
         reason = reason.as_str(),
         method,
         "requestState rejected: not a string"
     );
-    Some(JsonRpcError::from_rejection(Rejection::new(reason, detail)))
+    JsonRpcError::from_rejection(Rejection::new(reason, detail))
 }
 
 /// What [`precheck_raw`] decided for one raw JSON-RPC message.
@@ -531,6 +537,16 @@ pub enum Precheck {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 pub fn precheck_raw(message: &Value, raw: &[u8], detail: ErrorDetail) -> Precheck {
+    decide(message, || ijson::check(raw), detail)
+}
+
+/// [`precheck_raw`] on a parsed message, with `i_json` telling whether its text is I-JSON
+/// (asked only for the pausable methods).
+fn decide(
+    message: &Value,
+    i_json: impl FnOnce() -> Result<(), Violation>,
+    detail: ErrorDetail,
+) -> Precheck {
     if let Some(error) = precheck(message, detail) {
         return Precheck::Reject(error);
     }
@@ -540,7 +556,7 @@ pub fn precheck_raw(message: &Value, raw: &[u8], detail: ErrorDetail) -> Prechec
     if Method::from_name(method).is_none() {
         return Precheck::Pass;
     }
-    let Err(violation) = ijson::check(raw) else {
+    let Err(violation) = i_json() else {
         return Precheck::Pass;
     };
     match RequestState::from_member(message.pointer("/params/requestState")) {
@@ -559,6 +575,67 @@ pub fn precheck_raw(message: &Value, raw: &[u8], detail: ErrorDetail) -> Prechec
             )))
         }
         RequestState::Absent | RequestState::NotAString => Precheck::Unbindable(violation),
+    }
+}
+
+/// What [`precheck_bytes`] found: the decision, and the message's method.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Prechecked<'a> {
+    /// What to do with the message.
+    pub outcome: Precheck,
+    /// The message's `method`, when it has a string one (an HTTP layer uses it to route
+    /// admission hooks without parsing the message).
+    pub method: Option<Cow<'a, str>>,
+}
+
+/// [`precheck_raw`] on the raw text alone, for an HTTP layer in front of an SDK: the same
+/// decision, reached in one pass over the text that builds no tree (see [`ijson::scan`]). Only
+/// a message that is not I-JSON (rare, and then refused or marked) is parsed as well, to
+/// decide exactly as [`precheck_raw`] does. Text that is not JSON passes: the SDK answers
+/// its parse error.
+///
+/// ```
+/// use mrtr_std::core::ErrorDetail;
+/// use mrtr_std::jsonrpc::{Precheck, precheck_bytes};
+///
+/// let raw = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call",
+///               "params":{"name":"book","requestState":42}}"#;
+/// let checked = precheck_bytes(raw, ErrorDetail::Uniform);
+/// assert_eq!(checked.method.as_deref(), Some("tools/call"));
+/// let Precheck::Reject(error) = checked.outcome else { panic!("a non-string state is refused") };
+/// assert_eq!(error.code(), -32602);
+/// ```
+pub fn precheck_bytes(raw: &[u8], detail: ErrorDetail) -> Prechecked<'_> {
+    match ijson::scan(raw) {
+        Ok(envelope) => {
+            let outcome = match envelope.method.as_deref() {
+                Some(method)
+                    if envelope.request_state == Shape::Other
+                        && Method::from_name(method).is_some() =>
+                {
+                    Precheck::Reject(not_a_string(Reason::Malformed, method, detail))
+                }
+                _ => Precheck::Pass,
+            };
+            Prechecked {
+                outcome,
+                method: envelope.method,
+            }
+        }
+        Err(violation) => match serde_json::from_slice::<Value>(raw) {
+            Ok(message) => Prechecked {
+                outcome: decide(&message, || Err(violation), detail),
+                method: message
+                    .get("method")
+                    .and_then(Value::as_str)
+                    .map(|m| Cow::Owned(m.to_owned())),
+            },
+            Err(_) => Prechecked {
+                outcome: Precheck::Pass,
+                method: None,
+            },
+        },
     }
 }
 

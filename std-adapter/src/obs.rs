@@ -29,6 +29,42 @@ pub(crate) const fn algorithm_label(a: Algorithm) -> &'static str {
     }
 }
 
+/// The seal metrics of an engine's sealing key, registered once when the engine is built:
+/// a seal then only adds to its counter and sets its gauge (no label strings, no registry
+/// lookup).
+pub(crate) struct SealMetrics {
+    #[cfg(feature = "metrics")]
+    key: Option<(String, metrics::Counter, metrics::Gauge)>,
+}
+
+impl SealMetrics {
+    /// The handles of `key_id`'s seal counter (labelled `backend`) and budget gauge, from the
+    /// recorder installed now.
+    pub(crate) fn new(backend: &'static str, key_id: &str) -> Self {
+        Self {
+            #[cfg(feature = "metrics")]
+            key: Some((
+                key_id.to_owned(),
+                metrics::counter!(names::SEALS, "backend" => backend, "key_id" => key_id.to_owned()),
+                metrics::gauge!(names::KEY_SEALS_REMAINING, "key_id" => key_id.to_owned()),
+            )),
+        }
+    }
+
+    /// A token was sealed under `key_id` (see [`sealed`]).
+    pub(crate) fn sealed(&self, backend: &'static str, key_id: &str, remaining: u32) {
+        #[cfg(feature = "metrics")]
+        if let Some((id, seals, left)) = &self.key
+            && id == key_id
+        {
+            seals.increment(1);
+            left.set(f64::from(remaining));
+            return;
+        }
+        sealed(backend, key_id, remaining);
+    }
+}
+
 /// A token was sealed under `key_id`, which has `remaining` seals left.
 pub(crate) fn sealed(backend: &'static str, key_id: &str, remaining: u32) {
     #[cfg(feature = "metrics")]

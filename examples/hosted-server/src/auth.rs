@@ -9,11 +9,15 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use std::future::{Ready, ready};
+use std::task::{Context, Poll};
+
+use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures_util::future::Either;
 use mrtr_rmcp::Caller;
+use tower::{Layer, Service};
 
 /// The demo map used when no token file is configured.
 pub const DEMO_TOKENS: &[(&str, &str, &str)] = &[
@@ -124,26 +128,71 @@ pub enum Denied {
     Unknown,
 }
 
-/// Axum middleware: authenticates the request and stores its [`Caller`] in the request
-/// extensions (rmcp hands the HTTP request parts to the handlers).
-pub async fn authenticate(
-    State(tokens): State<Arc<TokenMap>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    match tokens.authenticate(request.headers().get(header::AUTHORIZATION)) {
-        Ok(caller) => {
-            request.extensions_mut().insert(caller);
-            next.run(request).await
+/// The layer that authenticates each request and stores its [`Caller`] in the request
+/// extensions (rmcp hands the HTTP request parts to the handlers). A plain tower layer: the
+/// check is synchronous, so the inner service is called directly, without a clone or a boxed
+/// future.
+#[derive(Clone, Debug)]
+pub struct AuthLayer {
+    tokens: Arc<TokenMap>,
+}
+
+impl AuthLayer {
+    /// Authenticates against `tokens`.
+    pub fn new(tokens: Arc<TokenMap>) -> Self {
+        Self { tokens }
+    }
+}
+
+impl<S> Layer<S> for AuthLayer {
+    type Service = Authenticate<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Authenticate {
+            inner,
+            tokens: self.tokens.clone(),
         }
-        Err(denied) => {
-            tracing::info!(?denied, "request refused: not authenticated");
-            (
-                StatusCode::UNAUTHORIZED,
-                [(header::WWW_AUTHENTICATE, "Bearer")],
-                "unauthorized",
-            )
-                .into_response()
+    }
+}
+
+/// The service [`AuthLayer`] wraps around the routes.
+#[derive(Clone, Debug)]
+pub struct Authenticate<S> {
+    inner: S,
+    tokens: Arc<TokenMap>,
+}
+
+impl<S> Service<Request> for Authenticate<S>
+where
+    S: Service<Request, Response = Response>,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = Either<Ready<Result<Response, S::Error>>, S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: Request) -> Self::Future {
+        match self
+            .tokens
+            .authenticate(request.headers().get(header::AUTHORIZATION))
+        {
+            Ok(caller) => {
+                request.extensions_mut().insert(caller);
+                Either::Right(self.inner.call(request))
+            }
+            Err(denied) => {
+                tracing::info!(?denied, "request refused: not authenticated");
+                let response = (
+                    StatusCode::UNAUTHORIZED,
+                    [(header::WWW_AUTHENTICATE, "Bearer")],
+                    "unauthorized",
+                )
+                    .into_response();
+                Either::Left(ready(Ok(response)))
+            }
         }
     }
 }

@@ -210,7 +210,7 @@ pub fn multi_round(call: &Call) -> Reply {
 
 /// `test_input_required_result_capabilities`: asks only what the client declared.
 pub fn capabilities(call: &Call) -> Reply {
-    let c = Declared::from_capabilities(call.capabilities().as_ref());
+    let c = Declared::from_capabilities(call.capabilities());
     let mut requests = InputRequests::new();
     if c.sampling {
         requests.insert("sample".into(), input::sampling("Say hello", 20));

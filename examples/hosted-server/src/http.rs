@@ -39,8 +39,10 @@ pub fn router(
     let ready_app = app.clone();
     // mrtr's checks on the raw body, and the initial authorization of subscriptions/listen
     // (which must finish before rmcp acknowledges it).
-    let precheck = PrecheckLayer::new(app.mrtr.engine().limits().error_detail)
-        .admit(mrtr_rmcp::listen::admitter(app.subs.registry().clone()));
+    let precheck = PrecheckLayer::new(app.mrtr.engine().limits().error_detail).admit(
+        mrtr_rmcp::listen::METHOD,
+        mrtr_rmcp::listen::admitter(app.subs.registry().clone()),
+    );
     // One endpoint for both eras: rmcp serves a request carrying 2026-07-28 `_meta`
     // statelessly (JSON responses) and opens a session for `initialize` (2025 revisions). The
     // session manager releases a session's resource grants when it closes, and closes a
@@ -64,10 +66,7 @@ pub fn router(
     );
     let mcp = Router::new()
         .nest_service("/mcp", owners.layer(precheck.layer(service)))
-        .layer(axum::middleware::from_fn_with_state(
-            tokens,
-            auth::authenticate,
-        ));
+        .layer(auth::AuthLayer::new(tokens));
     let mut router = Router::new()
         // Liveness: 200 while the process serves, whatever the replay store says.
         .route("/healthz", get(|| async { "ok" }))

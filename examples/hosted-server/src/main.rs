@@ -29,7 +29,7 @@ use mrtr_std::replay::AnyReplayCache;
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
-use tracing_subscriber::filter::filter_fn;
+use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, fmt};
@@ -38,12 +38,15 @@ use crate::auth::TokenMap;
 use crate::config::{Config, ReplayChoice};
 use crate::server::{App, Hosted};
 
-/// Whether an event may be logged at all, whatever `RUST_LOG` says: rmcp's DEBUG and TRACE
-/// events carry whole JSON-RPC messages (`received request`, `response message`, raw SSE
-/// events), and with them every `requestState`, the answers a client gave and bearer
-/// credentials. They are never emitted; rmcp's INFO, WARN and ERROR events are.
-fn never_secret(meta: &tracing::Metadata<'_>) -> bool {
-    !(meta.target().starts_with("rmcp") && *meta.level() > tracing::Level::INFO)
+/// What may be logged at all, whatever `RUST_LOG` says: rmcp's DEBUG and TRACE events carry
+/// whole JSON-RPC messages (`received request`, `response message`, raw SSE events), and with
+/// them every `requestState`, the answers a client gave and bearer credentials. They are never
+/// emitted; rmcp's INFO, WARN and ERROR events are. A static filter: each call site is decided
+/// once, not at every event.
+fn never_secret() -> Targets {
+    Targets::new()
+        .with_default(LevelFilter::TRACE)
+        .with_target("rmcp", LevelFilter::INFO)
 }
 
 #[tokio::main]
@@ -56,7 +59,7 @@ async fn main() -> anyhow::Result<()> {
             fmt::layer()
                 .with_writer(std::io::stderr)
                 .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-                .with_filter(filter_fn(never_secret)),
+                .with_filter(never_secret()),
         )
         .init();
     let config = Config::parse();

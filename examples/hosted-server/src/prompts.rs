@@ -13,7 +13,7 @@ type Reply = Result<GetPromptResponse, ErrorData>;
 
 /// One `prompts/get`: the request's own checks before its token is spent, then its rounds.
 pub async fn get(request: &GetPromptRequestParams, pending: Pending) -> Reply {
-    let declared = Declared::from_capabilities(pending.capabilities().as_ref());
+    let declared = Declared::from_capabilities(pending.capabilities());
     match request.name.as_str() {
         PLAN_DINNER => {
             let cuisine = request

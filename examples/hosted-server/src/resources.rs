@@ -31,7 +31,7 @@ struct Requested {
 /// The report: form elicitation must be declared (checked before the token is spent), then
 /// its rounds run ([`round`]).
 pub async fn report(pending: mrtr_rmcp::Pending) -> Result<ReadResourceResponse, ErrorData> {
-    Declared::from_capabilities(pending.capabilities().as_ref()).require_form()?;
+    Declared::from_capabilities(pending.capabilities()).require_form()?;
     pending.run(round).await
 }
 

@@ -21,7 +21,7 @@ type Reply = Result<CallToolResponse, ErrorData>;
 
 /// Checks what the request must declare, then runs the flow's rounds.
 async fn begin(pending: Pending, needs: Needs, flow: fn(&Call) -> Reply) -> Reply {
-    needs.check(Declared::from_capabilities(pending.capabilities().as_ref()))?;
+    needs.check(Declared::from_capabilities(pending.capabilities()))?;
     pending.run(flow).await
 }
 
@@ -43,7 +43,7 @@ struct Left {
 impl Hosted {
     #[tool(description = "Books a restaurant table: asks for a date, then for confirmation")]
     async fn book_table(&self, Parameters { params, pending }: Parameters<booking::Args>) -> Reply {
-        let declared = Declared::from_capabilities(pending.capabilities().as_ref());
+        let declared = Declared::from_capabilities(pending.capabilities());
         if let Some(refusal) = booking::check(&params, declared)? {
             return Ok(refusal.into());
         }

@@ -205,19 +205,21 @@ impl<S, P> Layer<S> for OwnerLayer<P> {
 
     fn layer(&self, inner: S) -> Self::Service {
         OwnerService {
-            inner,
+            inner: Arc::new(inner),
             layer: self.clone(),
         }
     }
 }
 
-/// The service [`OwnerLayer`] wraps around rmcp's HTTP service.
+/// The service [`OwnerLayer`] wraps around rmcp's HTTP service. Cloning it is cheap
+/// (reference counts): each request clones the inner service once, and readies that clone
+/// before calling it.
 pub struct OwnerService<S, P> {
-    inner: S,
+    inner: Arc<S>,
     layer: OwnerLayer<P>,
 }
 
-impl<S: Clone, P> Clone for OwnerService<S, P> {
+impl<S, P> Clone for OwnerService<S, P> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
@@ -253,7 +255,7 @@ fn session_of(headers: &http::HeaderMap) -> Option<Option<&str>> {
 
 impl<S, P, B, ResBody> Service<Request<B>> for OwnerService<S, P>
 where
-    S: Service<Request<B>, Response = Response<ResBody>> + Clone + Send + 'static,
+    S: Service<Request<B>, Response = Response<ResBody>> + Clone + Send + Sync + 'static,
     S::Future: Send,
     S::Error: Send,
     P: PrincipalSource,
@@ -265,14 +267,13 @@ where
     type Error = S::Error;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, S::Error>> + Send>>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
+    /// Always ready: each call readies its own clone of the inner service.
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        // The clone is the ready one's twin: keep the polled service for this call.
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let inner = self.inner.clone();
         let owners = self.layer.owners.clone();
         let (parts, body) = request.into_parts();
         let caller = self.layer.source.caller(Some(&parts));
@@ -289,6 +290,8 @@ where
                 }
                 None => {}
             }
+            let mut inner = S::clone(&inner);
+            std::future::poll_fn(|cx| inner.poll_ready(cx)).await?;
             let response = inner.call(request).await?;
             match &named {
                 // A session that rmcp no longer knows has no owner either.

@@ -100,16 +100,22 @@ pub struct Engine<C, R = NoReplayCache, Clk = SystemClock, const K: usize = 4> {
     replay: R,
     /// The `backend` label of the seal metrics.
     backend: &'static str,
+    /// The sealing key's metric handles.
+    seal_metrics: crate::obs::SealMetrics,
     nonce_source: NonceSource,
 }
 
 impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// Wraps a configured `Mrtr` (built without a replay cache) and the replay cache to use.
     pub fn new(mrtr: Mrtr<C, Clk, NoReplayCache, K>, replay: R) -> Self {
+        let backend = crate::obs::algorithm_label(C::ALGORITHM);
+        let seal_metrics =
+            crate::obs::SealMetrics::new(backend, mrtr.keys().current().id().as_str());
         let engine = Self {
             mrtr,
             replay,
-            backend: crate::obs::algorithm_label(C::ALGORITHM),
+            backend,
+            seal_metrics,
             nonce_source: NonceSource::Os,
         };
         engine.publish_keys();
@@ -167,6 +173,8 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     )]
     pub(crate) fn with_backend_label(mut self, backend: &'static str) -> Self {
         self.backend = backend;
+        self.seal_metrics =
+            crate::obs::SealMetrics::new(backend, self.mrtr.keys().current().id().as_str());
         self
     }
 
@@ -239,7 +247,8 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
                 let ring = self.mrtr.keys();
                 let key = ring.current();
                 let left = ring.seal_limit().saturating_sub(key.seals_used());
-                crate::obs::sealed(self.backend, key.id().as_str(), left);
+                self.seal_metrics
+                    .sealed(self.backend, key.id().as_str(), left);
                 Ok(token)
             }
             Err(SealError::RoundsExhausted) => {
