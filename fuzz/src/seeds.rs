@@ -225,6 +225,34 @@ pub fn all() -> Vec<Seed> {
     for (name, bytes) in crate::json::seeds() {
         seeds.push(("resume_json", name, bytes));
     }
+    for (name, text) in [
+        (
+            "pass-resume",
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"n":[1,0.5,"x"]},"requestState":"tok"}}"#,
+        ),
+        (
+            "reject-not-a-string",
+            r#"{"jsonrpc":"2.0","id":"a","method":"prompts/get","params":{"requestState":{"a":null}}}"#,
+        ),
+        (
+            "reject-lossy-resume",
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{"n":9007199254740993},"requestState":"t"}}"#,
+        ),
+        (
+            "unbindable-duplicate",
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"u","u\u0072i":"v"}}"#,
+        ),
+        (
+            "pass-escaped-names",
+            r#"{"jsonrpc":"2.0","id":4,"met\u0068od":"tools\/call","params":{"requestState":"\ud83d\ude00"}}"#,
+        ),
+        (
+            "pass-other-method",
+            r#"[{"jsonrpc":"2.0","method":"notifications/initialized","params":{"requestState":1}}]"#,
+        ),
+    ] {
+        seeds.push(("precheck", name.into(), text.as_bytes().to_vec()));
+    }
     let mut rng = CountingRng::new(7);
     for (target, len) in [
         ("aad", 96),

@@ -24,7 +24,6 @@
 //! over-precise decimals cannot be detected (integers a double does not carry still are,
 //! from the parsed value).
 
-use std::convert::Infallible;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -34,8 +33,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body::Body;
-use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Either, Full, Limited};
 use mrtr_std::core::ErrorDetail;
 use mrtr_std::ijson::Violation;
 use mrtr_std::jsonrpc::{Precheck, precheck_bytes};
@@ -47,8 +45,10 @@ use tower_service::Service;
 /// Error type of a boxed body.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The body of every response the layer produces.
-pub type ResponseBody = UnsyncBoxBody<Bytes, BoxError>;
+/// The body of a response that passed through a layer: the inner service's own
+/// (`Either::Left`, untouched: no boxing per request), or the body of an answer the layer gave
+/// itself (`Either::Right`).
+pub type ResponseBody<B> = Either<B, Full<Bytes>>;
 
 /// Largest request body the layer buffers by default (4 MiB).
 pub const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
@@ -180,11 +180,8 @@ impl<S> Clone for PrecheckService<S> {
 }
 
 /// A response answering the request here, with `status` and a JSON body.
-fn respond(status: StatusCode, body: Value) -> Response<ResponseBody> {
-    let body = Full::new(Bytes::from(body.to_string()))
-        .map_err(|never: Infallible| match never {})
-        .boxed_unsync();
-    let mut response = Response::new(body);
+fn respond<B>(status: StatusCode, body: Value) -> Response<ResponseBody<B>> {
+    let mut response = Response::new(Either::Right(Full::new(Bytes::from(body.to_string()))));
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -195,7 +192,7 @@ fn respond(status: StatusCode, body: Value) -> Response<ResponseBody> {
 
 /// A JSON-RPC error response for the id of the message in `raw` (read only here: a message
 /// answered by the layer).
-fn error_response(raw: &[u8], error: Value) -> Response<ResponseBody> {
+fn error_response<B>(raw: &[u8], error: Value) -> Response<ResponseBody<B>> {
     let id = serde_json::from_slice::<Value>(raw)
         .ok()
         .and_then(|message| message.get("id").cloned())
@@ -214,10 +211,9 @@ where
     B: Body + Send + 'static,
     B::Data: Send,
     B::Error: Into<BoxError>,
-    ResBody: Body<Data = Bytes> + Send + 'static,
-    ResBody::Error: Into<BoxError>,
+    ResBody: Send + 'static,
 {
-    type Response = Response<ResponseBody>;
+    type Response = Response<ResponseBody<ResBody>>;
     type Error = S::Error;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, S::Error>> + Send>>;
 
@@ -265,7 +261,7 @@ where
             let response = service
                 .call(Request::from_parts(parts, Full::new(bytes)))
                 .await?;
-            Ok(response.map(|b| b.map_err(Into::into).boxed_unsync()))
+            Ok(response.map(Either::Left))
         })
     }
 }

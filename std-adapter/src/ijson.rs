@@ -202,6 +202,19 @@ fn decimal(lit: &str) -> Option<(bool, String, i64)> {
     Some((neg, digits.to_owned(), n))
 }
 
+/// Whether any of the eight bytes in `word` ends or escapes a string, or is a control
+/// character (a quote, a backslash, or below 0x20). Exact: the classic zero-byte tests.
+const fn has_special(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const fn has_zero(v: u64) -> bool {
+        v.wrapping_sub(ONES) & !v & HIGH != 0
+    }
+    has_zero(word ^ (ONES * b'"' as u64))
+        || has_zero(word ^ (ONES * b'\\' as u64))
+        || word.wrapping_sub(ONES * 0x20) & !word & HIGH != 0
+}
+
 /// Path segment of the value being scanned.
 enum Seg<'a> {
     Name(Cow<'a, str>),
@@ -411,15 +424,39 @@ impl<'a> Scan<'a> {
     /// without escapes borrows the text.
     fn string(&mut self, decode: bool) -> Result<Cow<'a, str>, Violation> {
         self.eat(b'"')?;
+        let start = self.at;
         // Start of the run of plain characters being scanned.
         let mut run = self.at;
         // Built only once an escape is met, and only when decoding.
         let mut out: Option<String> = None;
+        // No byte of 0x80 or above so far: ASCII needs no UTF-8 check.
+        let mut ascii = true;
         loop {
+            // Plain bytes eight at a time (long strings: tokens, text).
+            while let Some(chunk) = self.text.get(self.at..self.at + 8) {
+                let Ok(word) = <[u8; 8]>::try_from(chunk) else {
+                    break;
+                };
+                let word = u64::from_le_bytes(word);
+                if has_special(word) {
+                    break;
+                }
+                ascii &= word & 0x8080_8080_8080_8080 == 0;
+                self.at += 8;
+            }
             let Some(b) = self.peek() else {
                 return Err(self.fail(ViolationKind::NotJson));
             };
             match b {
+                b'"' if !decode => {
+                    // A value: checked, not kept. Escapes are ASCII, so the whole text
+                    // between the quotes is UTF-8 exactly when every run is.
+                    if !ascii {
+                        self.utf8(start, self.at)?;
+                    }
+                    self.at += 1;
+                    return Ok(Cow::Borrowed(""));
+                }
                 b'"' => {
                     let tail = self.utf8(run, self.at)?;
                     self.at += 1;
@@ -428,23 +465,28 @@ impl<'a> Scan<'a> {
                             s.push_str(tail);
                             Cow::Owned(s)
                         }
-                        None if decode => Cow::Borrowed(tail),
-                        None => Cow::Borrowed(""),
+                        None => Cow::Borrowed(tail),
                     });
                 }
                 b'\\' => {
-                    let plain = self.utf8(run, self.at)?;
-                    self.at += 1;
-                    let c = self.escape()?;
                     if decode {
+                        let plain = self.utf8(run, self.at)?;
+                        self.at += 1;
+                        let c = self.escape()?;
                         let s = out.get_or_insert_with(String::new);
                         s.push_str(plain);
                         s.push(c);
+                    } else {
+                        self.at += 1;
+                        self.escape()?;
                     }
                     run = self.at;
                 }
                 0x00..=0x1f => return Err(self.fail(ViolationKind::NotJson)),
-                _ => self.at += 1,
+                _ => {
+                    ascii &= b < 0x80;
+                    self.at += 1;
+                }
             }
         }
     }
@@ -738,5 +780,47 @@ mod tests {
             assert_eq!(check(bad).unwrap_err().kind(), ViolationKind::NotJson);
         }
         assert!(check("{\"é\":\"\\u00e9 ünï\"}".as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn specials_are_found_at_every_offset_of_a_long_string() {
+        let plain = "abcdefghijklmnopqrstuvwxyz0123456789-é_ü";
+        for at in 0..plain.len() + 1 {
+            if !plain.is_char_boundary(at) {
+                continue;
+            }
+            let (head, tail) = plain.split_at(at);
+            assert_eq!(kind(&format!("\"{head}{tail}\"")), None);
+            assert_eq!(
+                kind(&format!("\"{head}\\n{tail}\"")),
+                None,
+                "escape at {at}"
+            );
+            assert_eq!(
+                kind(&format!("\"{head}\u{1}{tail}\"")),
+                Some(ViolationKind::NotJson)
+            );
+            assert_eq!(
+                kind(&format!("\"{head}\u{1f}{tail}\"")),
+                Some(ViolationKind::NotJson)
+            );
+            assert_eq!(
+                kind(&format!("\"{head}\"{tail}\"")),
+                Some(ViolationKind::NotJson)
+            );
+            // Ends exactly here.
+            assert_eq!(kind(&format!("[\"{head}\",1]")), None);
+            let message = format!("{{\"method\":\"{head}\\/{tail}\"}}");
+            let env = scan(message.as_bytes()).unwrap();
+            assert_eq!(env.method.unwrap(), format!("{head}/{tail}"));
+        }
+        for b in 0u8..=255 {
+            let word = u64::from_le_bytes([b'a', b'b', b'c', b, b'd', b'e', b'f', b'g']);
+            assert_eq!(
+                has_special(word),
+                b == b'"' || b == b'\\' || b < 0x20,
+                "{b:#x}"
+            );
+        }
     }
 }

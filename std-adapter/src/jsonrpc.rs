@@ -591,9 +591,9 @@ pub struct Prechecked<'a> {
 
 /// [`precheck_raw`] on the raw text alone, for an HTTP layer in front of an SDK: the same
 /// decision, reached in one pass over the text that builds no tree (see [`ijson::scan`]). Only
-/// a message that is not I-JSON (rare, and then refused or marked) is parsed as well, to
-/// decide exactly as [`precheck_raw`] does. Text that is not JSON passes: the SDK answers
-/// its parse error.
+/// a message that is refused or marked (rare) is parsed as well, to decide exactly as
+/// [`precheck_raw`] does on what a parser reads. Text a parser refuses passes: the SDK
+/// answers its parse error.
 ///
 /// ```
 /// use mrtr_std::core::ErrorDetail;
@@ -607,34 +607,37 @@ pub struct Prechecked<'a> {
 /// assert_eq!(error.code(), -32602);
 /// ```
 pub fn precheck_bytes(raw: &[u8], detail: ErrorDetail) -> Prechecked<'_> {
-    match ijson::scan(raw) {
+    // The common case: I-JSON whose requestState (if any) is a string. Anything else is
+    // decided on the parsed message, as precheck_raw decides it (so a text the scan reads but
+    // a parser refuses, such as one nested deeper than serde_json follows, is handed on).
+    let violation = match ijson::scan(raw) {
         Ok(envelope) => {
-            let outcome = match envelope.method.as_deref() {
-                Some(method)
-                    if envelope.request_state == Shape::Other
-                        && Method::from_name(method).is_some() =>
-                {
-                    Precheck::Reject(not_a_string(Reason::Malformed, method, detail))
-                }
-                _ => Precheck::Pass,
-            };
-            Prechecked {
-                outcome,
-                method: envelope.method,
+            let refused = envelope.request_state == Shape::Other
+                && envelope
+                    .method
+                    .as_deref()
+                    .is_some_and(|m| Method::from_name(m).is_some());
+            if !refused {
+                return Prechecked {
+                    outcome: Precheck::Pass,
+                    method: envelope.method,
+                };
             }
+            Ok(())
         }
-        Err(violation) => match serde_json::from_slice::<Value>(raw) {
-            Ok(message) => Prechecked {
-                outcome: decide(&message, || Err(violation), detail),
-                method: message
-                    .get("method")
-                    .and_then(Value::as_str)
-                    .map(|m| Cow::Owned(m.to_owned())),
-            },
-            Err(_) => Prechecked {
-                outcome: Precheck::Pass,
-                method: None,
-            },
+        Err(violation) => Err(violation),
+    };
+    match serde_json::from_slice::<Value>(raw) {
+        Ok(message) => Prechecked {
+            outcome: decide(&message, || violation, detail),
+            method: message
+                .get("method")
+                .and_then(Value::as_str)
+                .map(|m| Cow::Owned(m.to_owned())),
+        },
+        Err(_) => Prechecked {
+            outcome: Precheck::Pass,
+            method: None,
         },
     }
 }

@@ -103,3 +103,23 @@ fn a_clean_request_borrows_its_method() {
         Some(std::borrow::Cow::Borrowed("tools/call"))
     ));
 }
+
+#[test]
+fn nesting_near_the_limits_decides_as_a_parser_reads_it() {
+    for depth in 120..136 {
+        let text = format!(
+            r#"{{"method":"tools/call","params":{{"requestState":1,"x":{}{}}}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        let checked = precheck_bytes(text.as_bytes(), ErrorDetail::Uniform);
+        match serde_json::from_slice::<Value>(text.as_bytes()) {
+            Ok(message) => assert_eq!(
+                checked.outcome,
+                precheck_raw(&message, text.as_bytes(), ErrorDetail::Uniform),
+                "{depth}"
+            ),
+            Err(_) => assert_eq!(checked.outcome, Precheck::Pass, "{depth}"),
+        }
+    }
+}

@@ -15,7 +15,8 @@ use std::task::{Context, Poll};
 use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use futures_util::future::Either;
+use futures_util::TryFutureExt;
+use futures_util::future::{Either, MapOk};
 use mrtr_rmcp::Caller;
 use tower::{Layer, Service};
 
@@ -155,6 +156,17 @@ impl<S> Layer<S> for AuthLayer {
     }
 }
 
+/// Turns a response of the inner service into axum's (whose body type is boxed once).
+type ToAxum<B> = fn(axum::http::Response<B>) -> Response;
+
+fn to_axum<B>(response: axum::http::Response<B>) -> Response
+where
+    B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    response.map(axum::body::Body::new)
+}
+
 /// The service [`AuthLayer`] wraps around the routes.
 #[derive(Clone, Debug)]
 pub struct Authenticate<S> {
@@ -162,13 +174,15 @@ pub struct Authenticate<S> {
     tokens: Arc<TokenMap>,
 }
 
-impl<S> Service<Request> for Authenticate<S>
+impl<S, B> Service<Request> for Authenticate<S>
 where
-    S: Service<Request, Response = Response>,
+    S: Service<Request, Response = axum::http::Response<B>>,
+    B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
 {
     type Response = Response;
     type Error = S::Error;
-    type Future = Either<Ready<Result<Response, S::Error>>, S::Future>;
+    type Future = Either<Ready<Result<Response, S::Error>>, MapOk<S::Future, ToAxum<B>>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
         self.inner.poll_ready(cx)
@@ -181,7 +195,7 @@ where
         {
             Ok(caller) => {
                 request.extensions_mut().insert(caller);
-                Either::Right(self.inner.call(request))
+                Either::Right(self.inner.call(request).map_ok(to_axum as ToAxum<B>))
             }
             Err(denied) => {
                 tracing::info!(?denied, "request refused: not authenticated");

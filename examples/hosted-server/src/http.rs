@@ -64,9 +64,12 @@ pub fn router(
             .with_json_response(true)
             .with_cancellation_token(shutdown.child_token()),
     );
-    let mcp = Router::new()
-        .nest_service("/mcp", owners.layer(precheck.layer(service)))
-        .layer(auth::AuthLayer::new(tokens));
+    // Bearer authentication first, then session ownership, then mrtr's checks, then rmcp:
+    // plain tower layers around the one service (no per-route boxing).
+    let mcp = Router::new().nest_service(
+        "/mcp",
+        auth::AuthLayer::new(tokens).layer(owners.layer(precheck.layer(service))),
+    );
     let mut router = Router::new()
         // Liveness: 200 while the process serves, whatever the replay store says.
         .route("/healthz", get(|| async { "ok" }))

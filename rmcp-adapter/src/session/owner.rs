@@ -82,7 +82,6 @@
 //! ```
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -91,13 +90,12 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
-use http_body::Body;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{Either, Full};
 use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::caller::{Caller, FromExtensions, PrincipalSource};
-use crate::layer::{BoxError, ResponseBody};
+use crate::layer::ResponseBody;
 
 /// The HTTP header naming the session.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -237,11 +235,9 @@ impl<S, P> fmt::Debug for OwnerService<S, P> {
 }
 
 /// rmcp's answer for an unknown session, which a foreign caller gets too.
-fn not_found() -> Response<ResponseBody> {
-    let body = Full::new(Bytes::from_static(NOT_FOUND.as_bytes()))
-        .map_err(|never: Infallible| match never {})
-        .boxed_unsync();
-    let mut response = Response::new(body);
+fn not_found<B>() -> Response<ResponseBody<B>> {
+    let body = Full::new(Bytes::from_static(NOT_FOUND.as_bytes()));
+    let mut response = Response::new(Either::Right(body));
     *response.status_mut() = StatusCode::NOT_FOUND;
     response
 }
@@ -260,10 +256,9 @@ where
     S::Error: Send,
     P: PrincipalSource,
     B: Send + 'static,
-    ResBody: Body<Data = Bytes> + Send + 'static,
-    ResBody::Error: Into<BoxError>,
+    ResBody: Send + 'static,
 {
-    type Response = Response<ResponseBody>;
+    type Response = Response<ResponseBody<ResBody>>;
     type Error = S::Error;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, S::Error>> + Send>>;
 
@@ -304,7 +299,7 @@ where
                     }
                 }
             }
-            Ok(response.map(|b| b.map_err(Into::into).boxed_unsync()))
+            Ok(response.map(Either::Left))
         })
     }
 }
