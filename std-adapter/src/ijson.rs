@@ -217,7 +217,7 @@ const fn has_special(word: u64) -> bool {
 
 /// Path segment of the value being scanned.
 enum Seg<'a> {
-    Name(Cow<'a, str>),
+    Name(Cow<'a, [u8]>),
     Index(usize),
 }
 
@@ -243,9 +243,9 @@ const LINEAR_NAMES: usize = 16;
 struct Scan<'a> {
     text: &'a [u8],
     at: usize,
-    /// Member names of the objects being scanned, innermost last (no copies: a name without
-    /// escapes borrows the text).
-    names: Vec<Cow<'a, str>>,
+    /// Member names of the objects being scanned, innermost last, unescaped UTF-8 (no copies:
+    /// a name without escapes borrows the text).
+    names: Vec<Cow<'a, [u8]>>,
     /// Path to the value being scanned.
     path: Vec<Seg<'a>>,
     envelope: Envelope<'a>,
@@ -259,7 +259,7 @@ impl<'a> Scan<'a> {
             match seg {
                 Seg::Index(i) => path.push_str(&i.to_string()),
                 Seg::Name(name) => {
-                    for c in name.chars() {
+                    for c in String::from_utf8_lossy(name).chars() {
                         match c {
                             '~' => path.push_str("~0"),
                             '/' => path.push_str("~1"),
@@ -314,7 +314,11 @@ impl<'a> Scan<'a> {
             Some(b'"') => {
                 let text = self.string(role == Role::Method)?;
                 if role == Role::Method {
-                    self.envelope.method = Some(text);
+                    // The string was checked: it is UTF-8.
+                    self.envelope.method = match text {
+                        Cow::Borrowed(b) => std::str::from_utf8(b).ok().map(Cow::Borrowed),
+                        Cow::Owned(v) => String::from_utf8(v).ok().map(Cow::Owned),
+                    };
                 }
                 Ok(())
             }
@@ -337,14 +341,14 @@ impl<'a> Scan<'a> {
             return Ok(());
         }
         let base = self.names.len();
-        let mut many: Option<HashSet<Cow<'a, str>>> = None;
+        let mut many: Option<HashSet<Cow<'a, [u8]>>> = None;
         loop {
             self.ws();
             let name = self.string(true)?;
             let child = match (role, &*name) {
-                (Role::Message, "method") => Role::Method,
-                (Role::Message, "params") => Role::Params,
-                (Role::Params, "requestState") => Role::RequestState,
+                (Role::Message, b"method") => Role::Method,
+                (Role::Message, b"params") => Role::Params,
+                (Role::Params, b"requestState") => Role::RequestState,
                 _ => Role::Plain,
             };
             self.path.push(Seg::Name(name.clone()));
@@ -353,7 +357,7 @@ impl<'a> Scan<'a> {
                 Some(set) => !set.insert(name.clone()),
                 None if seen.len() < LINEAR_NAMES => seen.contains(&name),
                 None => {
-                    let mut set: HashSet<Cow<'a, str>> = seen.iter().cloned().collect();
+                    let mut set: HashSet<Cow<'a, [u8]>> = seen.iter().cloned().collect();
                     let duplicate = !set.insert(name.clone());
                     many = Some(set);
                     duplicate
@@ -412,28 +416,29 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// The text between `from` and `to`, which must be UTF-8.
-    fn utf8(&self, from: usize, to: usize) -> Result<&'a str, Violation> {
-        let text: &'a [u8] = self.text;
-        text.get(from..to)
-            .and_then(|run| std::str::from_utf8(run).ok())
-            .ok_or_else(|| self.fail(ViolationKind::NotJson))
+    /// Checks that the text between `from` and `to` is UTF-8.
+    fn utf8(&self, from: usize, to: usize) -> Result<(), Violation> {
+        match self.text.get(from..to).map(std::str::from_utf8) {
+            Some(Ok(_)) => Ok(()),
+            _ => Err(self.fail(ViolationKind::NotJson)),
+        }
     }
 
-    /// A string, checked; unescaped when `decode` (else the result is empty). A string
-    /// without escapes borrows the text.
-    fn string(&mut self, decode: bool) -> Result<Cow<'a, str>, Violation> {
+    /// A string, checked (JSON syntax, UTF-8, surrogates); its unescaped UTF-8 bytes when
+    /// `decode` (else the result is empty). A string without escapes borrows the text.
+    fn string(&mut self, decode: bool) -> Result<Cow<'a, [u8]>, Violation> {
         self.eat(b'"')?;
+        let text: &'a [u8] = self.text;
         let start = self.at;
-        // Start of the run of plain characters being scanned.
+        // Start of the run of plain bytes being scanned.
         let mut run = self.at;
         // Built only once an escape is met, and only when decoding.
-        let mut out: Option<String> = None;
+        let mut out: Option<Vec<u8>> = None;
         // No byte of 0x80 or above so far: ASCII needs no UTF-8 check.
         let mut ascii = true;
         loop {
             // Plain bytes eight at a time (long strings: tokens, text).
-            while let Some(chunk) = self.text.get(self.at..self.at + 8) {
+            while let Some(chunk) = text.get(self.at..self.at + 8) {
                 let Ok(word) = <[u8; 8]>::try_from(chunk) else {
                     break;
                 };
@@ -448,37 +453,31 @@ impl<'a> Scan<'a> {
                 return Err(self.fail(ViolationKind::NotJson));
             };
             match b {
-                b'"' if !decode => {
-                    // A value: checked, not kept. Escapes are ASCII, so the whole text
-                    // between the quotes is UTF-8 exactly when every run is.
+                b'"' => {
+                    // Escapes are ASCII, so the text between the quotes is UTF-8 exactly when
+                    // the unescaped string is.
                     if !ascii {
                         self.utf8(start, self.at)?;
                     }
-                    self.at += 1;
-                    return Ok(Cow::Borrowed(""));
-                }
-                b'"' => {
-                    let tail = self.utf8(run, self.at)?;
+                    let tail = text.get(run..self.at).unwrap_or_default();
                     self.at += 1;
                     return Ok(match out {
-                        Some(mut s) => {
-                            s.push_str(tail);
-                            Cow::Owned(s)
+                        Some(mut bytes) => {
+                            bytes.extend_from_slice(tail);
+                            Cow::Owned(bytes)
                         }
-                        None => Cow::Borrowed(tail),
+                        None if decode => Cow::Borrowed(tail),
+                        None => Cow::Borrowed(&[]),
                     });
                 }
                 b'\\' => {
+                    let plain = text.get(run..self.at).unwrap_or_default();
+                    self.at += 1;
+                    let c = self.escape()?;
                     if decode {
-                        let plain = self.utf8(run, self.at)?;
-                        self.at += 1;
-                        let c = self.escape()?;
-                        let s = out.get_or_insert_with(String::new);
-                        s.push_str(plain);
-                        s.push(c);
-                    } else {
-                        self.at += 1;
-                        self.escape()?;
+                        let bytes = out.get_or_insert_with(Vec::new);
+                        bytes.extend_from_slice(plain);
+                        bytes.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
                     }
                     run = self.at;
                 }
