@@ -158,10 +158,11 @@ impl E2e {
              built-in `RequestStateCodec` (`benches/src/bin/e2e_rmcp_codec.rs`: HMAC-SHA256, \
              signed but not encrypted, no single use, no round cap), both stateless 2026-07-28 \
              over the same transport. Besides sealing, the hosted server does per request what \
-             the comparison server does not: bearer authentication middleware, a `tracing` \
-             subscriber (INFO to stderr), the 2025-session owner layer, mrtr's precheck layer \
-             (the body parsed once more for the I-JSON and `requestState` checks), the \
-             arguments' JCS digest, the replay record and metrics. Its replay cache is given \
+             the comparison server does not: bearer authentication (a tower layer), a \
+             `tracing` subscriber (INFO to stderr), the 2025-session owner layer, mrtr's \
+             precheck layer (one more pass over the body, building no tree: the I-JSON and \
+             `requestState` checks), the arguments' JCS digest, the replay record and \
+             metrics. Its replay cache is given \
              room for 4 million ids (the default 100,000 covers 333 resumes/s at the 5-minute \
              TTL; past it resumes are refused, fail closed).\n"
         );

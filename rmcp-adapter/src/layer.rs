@@ -245,11 +245,16 @@ where
                     }
                     Precheck::Reject(error) => return Ok(error_response(&bytes, error.to_value())),
                 }
-                let hook = checked.method.as_deref().and_then(|m| config.hook(m));
-                // The method was read from valid JSON, so the message parses.
-                if let Some(hook) = hook
-                    && let Ok(message) = serde_json::from_slice::<Value>(&bytes)
-                {
+                if let Some(hook) = checked.method.as_deref().and_then(|m| config.hook(m)) {
+                    // A message the hook must admit but a parser cannot read (nested deeper
+                    // than serde_json follows) is refused here, never handed on unadmitted.
+                    let Ok(message) = serde_json::from_slice::<Value>(&bytes) else {
+                        return Ok(respond(
+                            StatusCode::OK,
+                            json!({"jsonrpc": "2.0", "id": null,
+                                   "error": {"code": -32700, "message": "Parse error"}}),
+                        ));
+                    };
                     match hook(Arc::new(message), &parts).await {
                         Ok(extensions) => parts.extensions.extend(extensions),
                         Err(error) => return Ok(error_response(&bytes, error)),
@@ -263,5 +268,97 @@ where
                 .await?;
             Ok(response.map(Either::Left))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// An inner service answering 204, counting its calls.
+    #[derive(Clone)]
+    struct Inner(Arc<AtomicUsize>);
+
+    impl Service<Request<Full<Bytes>>> for Inner {
+        type Response = Response<Full<Bytes>>;
+        type Error = Infallible;
+        type Future = std::future::Ready<Result<Self::Response, Infallible>>;
+
+        fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _request: Request<Full<Bytes>>) -> Self::Future {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            let mut response = Response::new(Full::new(Bytes::new()));
+            *response.status_mut() = StatusCode::NO_CONTENT;
+            std::future::ready(Ok(response))
+        }
+    }
+
+    async fn post(service: &mut PrecheckService<Inner>, body: String) -> (StatusCode, Value) {
+        let request = Request::post("/mcp")
+            .body(Full::new(Bytes::from(body)))
+            .unwrap();
+        let response = service.call(request).await.unwrap();
+        let status = response.status();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_hook_sees_only_its_method_and_a_message_it_cannot_read_is_refused() {
+        let seen = Arc::new(AtomicUsize::new(0));
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counter = seen.clone();
+        let mut service = PrecheckLayer::new(ErrorDetail::Uniform)
+            .admit("subscriptions/listen", move |message, _parts| {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let refuse = message["params"]["refuse"] == true;
+                async move {
+                    if refuse {
+                        Err(json!({"code": -32600, "message": "no"}))
+                    } else {
+                        Ok(http::Extensions::new())
+                    }
+                }
+            })
+            .layer(Inner(calls.clone()));
+        let message = |method: &str, params: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":3,"method":"{method}","params":{params}}}"#)
+        };
+        // Other methods pass without the hook.
+        let (status, _) = post(&mut service, message("tools/list", "{}")).await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+        assert_eq!(seen.load(Ordering::SeqCst), 0);
+        // Its method: admitted, or answered with the hook's error and never handed on.
+        let (status, _) = post(&mut service, message("subscriptions/listen", "{}")).await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+        let (_, reply) = post(
+            &mut service,
+            message("subscriptions/listen", r#"{"refuse":true}"#),
+        )
+        .await;
+        assert_eq!(reply["error"]["message"], "no");
+        assert_eq!(reply["id"], 3);
+        assert_eq!(
+            (seen.load(Ordering::SeqCst), calls.load(Ordering::SeqCst)),
+            (2, 2)
+        );
+        // Deeper than serde_json reads (the scan follows 128 levels): refused, not handed on
+        // unadmitted.
+        let deep = format!(r#"{{"x":{}{}}}"#, "[".repeat(126), "]".repeat(126));
+        let (_, reply) = post(&mut service, message("subscriptions/listen", &deep)).await;
+        assert_eq!(reply["error"]["code"], -32700, "{reply}");
+        assert_eq!(
+            (seen.load(Ordering::SeqCst), calls.load(Ordering::SeqCst)),
+            (2, 2)
+        );
     }
 }
