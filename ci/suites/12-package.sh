@@ -64,7 +64,26 @@ while read -r name version _; do
     pkg_args+=(-p "$name")
 done <<<"$crates"
 
-# All together, so each crate verifies against its siblings' packages, not crates.io.
+# All together, so each crate verifies against its siblings' packages, not crates.io. Cargo
+# unpacks that temporary registry under $CARGO_HOME/registry/{cache,src}/-<hash of its path>/
+# and reuses an unpacked crate of the same name and version: a copy left by an earlier run
+# from the same checkout path would verify each crate against its siblings' old sources.
+# Remove such copies of our crates first (only the local registries' directories, whose
+# names start with "-"; crates.io's are untouched).
+# Cargo also never rebuilds a registry crate whose name and version it has compiled before
+# (registry sources are taken to be immutable), so the compiled copies of our crates go too;
+# they rebuild in seconds.
+cargo_home="${CARGO_HOME:-$HOME/.cargo}"
+for dir in "$cargo_home"/registry/src/-*/ "$cargo_home"/registry/cache/-*/; do
+    [ -d "$dir" ] || continue
+    for name in $names; do
+        rm -rf "${dir:?}$name-"[0-9]*
+    done
+done
+for name in $names; do
+    rm -rf "${target_dir:?}/debug/.fingerprint/$name-"* "$target_dir/debug/deps/lib${name//-/_}-"* \
+        "$target_dir/debug/deps/${name//-/_}-"*
+done
 log "cargo package ${pkg_args[*]}"
 cargo package --locked --allow-dirty "${pkg_args[@]}" || die "cargo package failed"
 

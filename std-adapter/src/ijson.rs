@@ -127,18 +127,27 @@ pub fn check(text: &[u8]) -> Result<(), Violation> {
 /// # Ok::<(), ijson::Violation>(())
 /// ```
 pub fn scan(text: &[u8]) -> Result<Envelope<'_>, Violation> {
-    let mut scan = Scan {
+    // The common case passes without keeping a path; a violation is found again with one,
+    // to say where it is.
+    run::<false>(text).or_else(|_| run::<true>(text))
+}
+
+/// One scan of `text`; with `PATH`, the path to each value is kept, for the violation.
+fn run<const PATH: bool>(text: &[u8]) -> Result<Envelope<'_>, Violation> {
+    let mut scan = Scan::<PATH> {
         text,
         at: 0,
         names: Vec::with_capacity(16),
-        path: Vec::with_capacity(8),
+        path: Vec::new(),
         envelope: Envelope::default(),
     };
     scan.ws();
-    scan.value(0, Role::Message)?;
+    if let Err(kind) = scan.value(0, Role::Message) {
+        return Err(scan.violation(kind));
+    }
     scan.ws();
     if scan.at != text.len() {
-        return Err(scan.fail(ViolationKind::NotJson));
+        return Err(scan.violation(ViolationKind::NotJson));
     }
     Ok(scan.envelope)
 }
@@ -240,19 +249,20 @@ enum Role {
 /// comparing each new name with every earlier one.
 const LINEAR_NAMES: usize = 16;
 
-struct Scan<'a> {
+struct Scan<'a, const PATH: bool> {
     text: &'a [u8],
     at: usize,
     /// Member names of the objects being scanned, innermost last, unescaped UTF-8 (no copies:
     /// a name without escapes borrows the text).
     names: Vec<Cow<'a, [u8]>>,
-    /// Path to the value being scanned.
+    /// Path to the value being scanned (kept only with `PATH`).
     path: Vec<Seg<'a>>,
     envelope: Envelope<'a>,
 }
 
-impl<'a> Scan<'a> {
-    fn fail(&self, kind: ViolationKind) -> Violation {
+impl<'a, const PATH: bool> Scan<'a, PATH> {
+    /// The violation `kind`, where the scan stands (its path is kept only with `PATH`).
+    fn violation(&self, kind: ViolationKind) -> Violation {
         let mut path = String::new();
         for seg in &self.path {
             path.push('/');
@@ -272,6 +282,11 @@ impl<'a> Scan<'a> {
         Violation { kind, path }
     }
 
+    /// A violation of `kind` here (the scan functions return the kind; [`run`] adds where).
+    fn fail(&self, kind: ViolationKind) -> ViolationKind {
+        kind
+    }
+
     fn peek(&self) -> Option<u8> {
         self.text.get(self.at).copied()
     }
@@ -282,7 +297,7 @@ impl<'a> Scan<'a> {
         }
     }
 
-    fn eat(&mut self, b: u8) -> Result<(), Violation> {
+    fn eat(&mut self, b: u8) -> Result<(), ViolationKind> {
         if self.peek() == Some(b) {
             self.at += 1;
             Ok(())
@@ -291,7 +306,7 @@ impl<'a> Scan<'a> {
         }
     }
 
-    fn literal(&mut self, word: &[u8]) -> Result<(), Violation> {
+    fn literal(&mut self, word: &[u8]) -> Result<(), ViolationKind> {
         match self.text.get(self.at..self.at + word.len()) {
             Some(w) if w == word => {
                 self.at += word.len();
@@ -301,7 +316,7 @@ impl<'a> Scan<'a> {
         }
     }
 
-    fn value(&mut self, depth: usize, role: Role) -> Result<(), Violation> {
+    fn value(&mut self, depth: usize, role: Role) -> Result<(), ViolationKind> {
         if role == Role::RequestState {
             self.envelope.request_state = match self.peek() {
                 Some(b'"') => Shape::String,
@@ -330,7 +345,7 @@ impl<'a> Scan<'a> {
         }
     }
 
-    fn object(&mut self, depth: usize, role: Role) -> Result<(), Violation> {
+    fn object(&mut self, depth: usize, role: Role) -> Result<(), ViolationKind> {
         if depth > MAX_DEPTH {
             return Err(self.fail(ViolationKind::TooDeep));
         }
@@ -351,7 +366,9 @@ impl<'a> Scan<'a> {
                 (Role::Params, b"requestState") => Role::RequestState,
                 _ => Role::Plain,
             };
-            self.path.push(Seg::Name(name.clone()));
+            if PATH {
+                self.path.push(Seg::Name(name.clone()));
+            }
             let seen = self.names.get(base..).unwrap_or_default();
             let duplicate = match &mut many {
                 Some(set) => !set.insert(name.clone()),
@@ -373,7 +390,9 @@ impl<'a> Scan<'a> {
             self.eat(b':')?;
             self.ws();
             self.value(depth, child)?;
-            self.path.pop();
+            if PATH {
+                self.path.pop();
+            }
             self.ws();
             match self.peek() {
                 Some(b',') => self.at += 1,
@@ -387,7 +406,7 @@ impl<'a> Scan<'a> {
         }
     }
 
-    fn array(&mut self, depth: usize) -> Result<(), Violation> {
+    fn array(&mut self, depth: usize) -> Result<(), ViolationKind> {
         if depth > MAX_DEPTH {
             return Err(self.fail(ViolationKind::TooDeep));
         }
@@ -400,9 +419,13 @@ impl<'a> Scan<'a> {
         let mut index = 0usize;
         loop {
             self.ws();
-            self.path.push(Seg::Index(index));
+            if PATH {
+                self.path.push(Seg::Index(index));
+            }
             self.value(depth, Role::Plain)?;
-            self.path.pop();
+            if PATH {
+                self.path.pop();
+            }
             index += 1;
             self.ws();
             match self.peek() {
@@ -417,7 +440,7 @@ impl<'a> Scan<'a> {
     }
 
     /// Checks that the text between `from` and `to` is UTF-8.
-    fn utf8(&self, from: usize, to: usize) -> Result<(), Violation> {
+    fn utf8(&self, from: usize, to: usize) -> Result<(), ViolationKind> {
         match self.text.get(from..to).map(std::str::from_utf8) {
             Some(Ok(_)) => Ok(()),
             _ => Err(self.fail(ViolationKind::NotJson)),
@@ -426,7 +449,7 @@ impl<'a> Scan<'a> {
 
     /// A string, checked (JSON syntax, UTF-8, surrogates); its unescaped UTF-8 bytes when
     /// `decode` (else the result is empty). A string without escapes borrows the text.
-    fn string(&mut self, decode: bool) -> Result<Cow<'a, [u8]>, Violation> {
+    fn string(&mut self, decode: bool) -> Result<Cow<'a, [u8]>, ViolationKind> {
         self.eat(b'"')?;
         let text: &'a [u8] = self.text;
         let start = self.at;
@@ -491,7 +514,7 @@ impl<'a> Scan<'a> {
     }
 
     /// The character of an escape (the backslash already read).
-    fn escape(&mut self) -> Result<char, Violation> {
+    fn escape(&mut self) -> Result<char, ViolationKind> {
         let Some(e) = self.peek() else {
             return Err(self.fail(ViolationKind::NotJson));
         };
@@ -510,7 +533,7 @@ impl<'a> Scan<'a> {
         })
     }
 
-    fn hex4(&mut self) -> Result<u32, Violation> {
+    fn hex4(&mut self) -> Result<u32, ViolationKind> {
         let digits = self
             .text
             .get(self.at..self.at + 4)
@@ -527,7 +550,7 @@ impl<'a> Scan<'a> {
     }
 
     /// The character of a `\u` escape (the `\u` already read), joining a surrogate pair.
-    fn unicode_escape(&mut self) -> Result<char, Violation> {
+    fn unicode_escape(&mut self) -> Result<char, ViolationKind> {
         let first = self.hex4()?;
         let code = match first {
             0xD800..=0xDBFF => {
@@ -547,7 +570,7 @@ impl<'a> Scan<'a> {
         char::from_u32(code).ok_or_else(|| self.fail(ViolationKind::LoneSurrogate))
     }
 
-    fn number(&mut self) -> Result<(), Violation> {
+    fn number(&mut self) -> Result<(), ViolationKind> {
         let start = self.at;
         if self.peek() == Some(b'-') {
             self.at += 1;

@@ -37,6 +37,9 @@ pub enum Method {
 }
 
 impl Method {
+    /// The three methods.
+    pub const ALL: [Self; 3] = [Self::ToolsCall, Self::PromptsGet, Self::ResourcesRead];
+
     /// The method for a JSON-RPC method name, if it is one of the three.
     pub fn from_name(name: &str) -> Option<Self> {
         match name {

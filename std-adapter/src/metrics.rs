@@ -18,7 +18,10 @@
 //!
 //! [`Prometheus::install`] installs a Prometheus recorder as the process's global recorder
 //! and describes every mrtr metric; [`Prometheus::render`] is the body of a `/metrics`
-//! response. Install it before serving. With axum:
+//! response. Install it before building engines: an engine registers the counters it moves
+//! on every request (seals, fresh and resumed outcomes) once, when it is built, with the
+//! recorder installed then (a key reload builds new engines, which register again). With
+//! axum:
 //!
 //! ```no_run
 //! # #[cfg(feature = "prometheus")]

@@ -13,6 +13,7 @@ use mrtr_core::lease::{CheckKind, EndReason, Failure, TimeoutPhase};
 use mrtr_core::replay::ReplayError;
 use mrtr_core::{Reason, SealError};
 
+use crate::jsonrpc::Method;
 #[cfg(feature = "metrics")]
 use crate::metrics::names;
 use crate::replay::Readiness;
@@ -29,17 +30,21 @@ pub(crate) const fn algorithm_label(a: Algorithm) -> &'static str {
     }
 }
 
-/// The seal metrics of an engine's sealing key, registered once when the engine is built:
-/// a seal then only adds to its counter and sets its gauge (no label strings, no registry
-/// lookup).
-pub(crate) struct SealMetrics {
+/// The metric handles an engine uses on every request, registered once when the engine is
+/// built: the seal counter and budget gauge of its sealing key, and the `fresh` and `resumed`
+/// outcome counters of each method. The hot path then only adds and sets (no label strings,
+/// no registry lookup). Rarer events (rejections, refusals) go through the facade.
+pub(crate) struct EngineMetrics {
     #[cfg(feature = "metrics")]
     key: Option<(String, metrics::Counter, metrics::Gauge)>,
+    /// `[method][resumed]`, methods in [`Method::ALL`] order.
+    #[cfg(feature = "metrics")]
+    outcomes: [[metrics::Counter; 2]; 3],
 }
 
-impl SealMetrics {
-    /// The handles of `key_id`'s seal counter (labelled `backend`) and budget gauge, from the
-    /// recorder installed now.
+impl EngineMetrics {
+    /// The handles for `key_id` (seals labelled `backend`) and every method's outcomes, from
+    /// the recorder installed now.
     pub(crate) fn new(backend: &'static str, key_id: &str) -> Self {
         Self {
             #[cfg(feature = "metrics")]
@@ -48,6 +53,12 @@ impl SealMetrics {
                 metrics::counter!(names::SEALS, "backend" => backend, "key_id" => key_id.to_owned()),
                 metrics::gauge!(names::KEY_SEALS_REMAINING, "key_id" => key_id.to_owned()),
             )),
+            #[cfg(feature = "metrics")]
+            outcomes: Method::ALL.map(|m| {
+                ["fresh", "resumed"].map(|outcome| {
+                    metrics::counter!(names::RESUMES, "method" => m.as_str(), "outcome" => outcome)
+                })
+            }),
         }
     }
 
@@ -62,6 +73,21 @@ impl SealMetrics {
             return;
         }
         sealed(backend, key_id, remaining);
+    }
+
+    /// A request of `method` passed: fresh, or `resumed` from its token.
+    pub(crate) fn passed(&self, method: Method, resumed: bool) {
+        #[cfg(feature = "metrics")]
+        {
+            let m = Method::ALL.iter().position(|&x| x == method).unwrap_or(0);
+            if let Some(counter) = self
+                .outcomes
+                .get(m)
+                .and_then(|o| o.get(usize::from(resumed)))
+            {
+                counter.increment(1);
+            }
+        }
     }
 }
 

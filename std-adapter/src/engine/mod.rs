@@ -100,8 +100,8 @@ pub struct Engine<C, R = NoReplayCache, Clk = SystemClock, const K: usize = 4> {
     replay: R,
     /// The `backend` label of the seal metrics.
     backend: &'static str,
-    /// The sealing key's metric handles.
-    seal_metrics: crate::obs::SealMetrics,
+    /// The metric handles of every request (registered when the engine is built).
+    metrics: crate::obs::EngineMetrics,
     nonce_source: NonceSource,
 }
 
@@ -109,13 +109,12 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// Wraps a configured `Mrtr` (built without a replay cache) and the replay cache to use.
     pub fn new(mrtr: Mrtr<C, Clk, NoReplayCache, K>, replay: R) -> Self {
         let backend = crate::obs::algorithm_label(C::ALGORITHM);
-        let seal_metrics =
-            crate::obs::SealMetrics::new(backend, mrtr.keys().current().id().as_str());
+        let metrics = crate::obs::EngineMetrics::new(backend, mrtr.keys().current().id().as_str());
         let engine = Self {
             mrtr,
             replay,
             backend,
-            seal_metrics,
+            metrics,
             nonce_source: NonceSource::Os,
         };
         engine.publish_keys();
@@ -173,8 +172,8 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     )]
     pub(crate) fn with_backend_label(mut self, backend: &'static str) -> Self {
         self.backend = backend;
-        self.seal_metrics =
-            crate::obs::SealMetrics::new(backend, self.mrtr.keys().current().id().as_str());
+        self.metrics =
+            crate::obs::EngineMetrics::new(backend, self.mrtr.keys().current().id().as_str());
         self
     }
 
@@ -247,8 +246,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
                 let ring = self.mrtr.keys();
                 let key = ring.current();
                 let left = ring.seal_limit().saturating_sub(key.seals_used());
-                self.seal_metrics
-                    .sealed(self.backend, key.id().as_str(), left);
+                self.metrics.sealed(self.backend, key.id().as_str(), left);
                 Ok(token)
             }
             Err(SealError::RoundsExhausted) => {
@@ -343,7 +341,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     pub fn verify(&self, req: &ResumeRequest<'_>) -> Result<Verified, JsonRpcError> {
         let reject = |reason| self.rejected(req.method(), req.target(), reason);
         let Some(token) = req.request_state().token().map_err(reject)? else {
-            crate::obs::resume(req.method().as_str(), "fresh");
+            self.metrics.passed(req.method(), false);
             return Ok(Verified {
                 step: Step::Fresh,
                 record: None,
@@ -392,7 +390,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
             Ok(()) => {
                 tracing::trace!(target: "mrtr", method = %r.method, target_name = &*r.target,
                     "requestState recorded as spent");
-                crate::obs::resume(r.method.as_str(), "resumed");
+                self.metrics.passed(r.method, true);
                 Ok(step)
             }
             Err(e) => {
