@@ -249,11 +249,8 @@ where
                     // A message the hook must admit but a parser cannot read (nested deeper
                     // than serde_json follows) is refused here, never handed on unadmitted.
                     let Ok(message) = serde_json::from_slice::<Value>(&bytes) else {
-                        return Ok(respond(
-                            StatusCode::OK,
-                            json!({"jsonrpc": "2.0", "id": null,
-                                   "error": {"code": -32700, "message": "Parse error"}}),
-                        ));
+                        let error = json!({"code": -32700, "message": "Parse error"});
+                        return Ok(error_response(&bytes, error));
                     };
                     match hook(Arc::new(message), &parts).await {
                         Ok(extensions) => parts.extensions.extend(extensions),

@@ -261,7 +261,8 @@ struct Scan<'a, const PATH: bool> {
 }
 
 impl<'a, const PATH: bool> Scan<'a, PATH> {
-    /// The violation `kind`, where the scan stands (its path is kept only with `PATH`).
+    /// The violation `kind`, where the scan stands (its path is kept only with `PATH`). The
+    /// scan functions return only the kind; [`run`] adds where.
     fn violation(&self, kind: ViolationKind) -> Violation {
         let mut path = String::new();
         for seg in &self.path {
@@ -282,11 +283,6 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
         Violation { kind, path }
     }
 
-    /// A violation of `kind` here (the scan functions return the kind; [`run`] adds where).
-    fn fail(&self, kind: ViolationKind) -> ViolationKind {
-        kind
-    }
-
     fn peek(&self) -> Option<u8> {
         self.text.get(self.at).copied()
     }
@@ -302,7 +298,7 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
             self.at += 1;
             Ok(())
         } else {
-            Err(self.fail(ViolationKind::NotJson))
+            Err(ViolationKind::NotJson)
         }
     }
 
@@ -312,7 +308,7 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
                 self.at += word.len();
                 Ok(())
             }
-            _ => Err(self.fail(ViolationKind::NotJson)),
+            _ => Err(ViolationKind::NotJson),
         }
     }
 
@@ -341,13 +337,13 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
             Some(b'f') => self.literal(b"false"),
             Some(b'n') => self.literal(b"null"),
             Some(b'-' | b'0'..=b'9') => self.number(),
-            _ => Err(self.fail(ViolationKind::NotJson)),
+            _ => Err(ViolationKind::NotJson),
         }
     }
 
     fn object(&mut self, depth: usize, role: Role) -> Result<(), ViolationKind> {
         if depth > MAX_DEPTH {
-            return Err(self.fail(ViolationKind::TooDeep));
+            return Err(ViolationKind::TooDeep);
         }
         self.eat(b'{')?;
         self.ws();
@@ -381,7 +377,7 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
                 }
             };
             if duplicate {
-                return Err(self.fail(ViolationKind::DuplicateName));
+                return Err(ViolationKind::DuplicateName);
             }
             if many.is_none() {
                 self.names.push(name);
@@ -401,14 +397,14 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
                     self.names.truncate(base);
                     return Ok(());
                 }
-                _ => return Err(self.fail(ViolationKind::NotJson)),
+                _ => return Err(ViolationKind::NotJson),
             }
         }
     }
 
     fn array(&mut self, depth: usize) -> Result<(), ViolationKind> {
         if depth > MAX_DEPTH {
-            return Err(self.fail(ViolationKind::TooDeep));
+            return Err(ViolationKind::TooDeep);
         }
         self.eat(b'[')?;
         self.ws();
@@ -434,7 +430,7 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
                     self.at += 1;
                     return Ok(());
                 }
-                _ => return Err(self.fail(ViolationKind::NotJson)),
+                _ => return Err(ViolationKind::NotJson),
             }
         }
     }
@@ -443,7 +439,7 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
     fn utf8(&self, from: usize, to: usize) -> Result<(), ViolationKind> {
         match self.text.get(from..to).map(std::str::from_utf8) {
             Some(Ok(_)) => Ok(()),
-            _ => Err(self.fail(ViolationKind::NotJson)),
+            _ => Err(ViolationKind::NotJson),
         }
     }
 
@@ -473,7 +469,7 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
                 self.at += 8;
             }
             let Some(b) = self.peek() else {
-                return Err(self.fail(ViolationKind::NotJson));
+                return Err(ViolationKind::NotJson);
             };
             match b {
                 b'"' => {
@@ -504,7 +500,7 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
                     }
                     run = self.at;
                 }
-                0x00..=0x1f => return Err(self.fail(ViolationKind::NotJson)),
+                0x00..=0x1f => return Err(ViolationKind::NotJson),
                 _ => {
                     ascii &= b < 0x80;
                     self.at += 1;
@@ -516,7 +512,7 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
     /// The character of an escape (the backslash already read).
     fn escape(&mut self) -> Result<char, ViolationKind> {
         let Some(e) = self.peek() else {
-            return Err(self.fail(ViolationKind::NotJson));
+            return Err(ViolationKind::NotJson);
         };
         self.at += 1;
         Ok(match e {
@@ -529,7 +525,7 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
             b'r' => '\r',
             b't' => '\t',
             b'u' => self.unicode_escape()?,
-            _ => return Err(self.fail(ViolationKind::NotJson)),
+            _ => return Err(ViolationKind::NotJson),
         })
     }
 
@@ -545,7 +541,7 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
                 self.at += 4;
                 Ok(v)
             }
-            None => Err(self.fail(ViolationKind::NotJson)),
+            None => Err(ViolationKind::NotJson),
         }
     }
 
@@ -555,19 +551,19 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
         let code = match first {
             0xD800..=0xDBFF => {
                 if self.text.get(self.at..self.at + 2) != Some(b"\\u") {
-                    return Err(self.fail(ViolationKind::LoneSurrogate));
+                    return Err(ViolationKind::LoneSurrogate);
                 }
                 self.at += 2;
                 let second = self.hex4()?;
                 if !(0xDC00..=0xDFFF).contains(&second) {
-                    return Err(self.fail(ViolationKind::LoneSurrogate));
+                    return Err(ViolationKind::LoneSurrogate);
                 }
                 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
             }
-            0xDC00..=0xDFFF => return Err(self.fail(ViolationKind::LoneSurrogate)),
+            0xDC00..=0xDFFF => return Err(ViolationKind::LoneSurrogate),
             c => c,
         };
-        char::from_u32(code).ok_or_else(|| self.fail(ViolationKind::LoneSurrogate))
+        char::from_u32(code).ok_or(ViolationKind::LoneSurrogate)
     }
 
     fn number(&mut self) -> Result<(), ViolationKind> {
@@ -578,12 +574,12 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
         match self.peek() {
             Some(b'0') => self.at += 1,
             Some(b'1'..=b'9') => self.digits(),
-            _ => return Err(self.fail(ViolationKind::NotJson)),
+            _ => return Err(ViolationKind::NotJson),
         }
         if self.peek() == Some(b'.') {
             self.at += 1;
             if !matches!(self.peek(), Some(b'0'..=b'9')) {
-                return Err(self.fail(ViolationKind::NotJson));
+                return Err(ViolationKind::NotJson);
             }
             self.digits();
         }
@@ -593,7 +589,7 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
                 self.at += 1;
             }
             if !matches!(self.peek(), Some(b'0'..=b'9')) {
-                return Err(self.fail(ViolationKind::NotJson));
+                return Err(ViolationKind::NotJson);
             }
             self.digits();
         }
@@ -602,7 +598,7 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
         if number_is_exact(lit) {
             Ok(())
         } else {
-            Err(self.fail(ViolationKind::LossyNumber))
+            Err(ViolationKind::LossyNumber)
         }
     }
 

@@ -35,8 +35,9 @@ pub(crate) const fn algorithm_label(a: Algorithm) -> &'static str {
 /// outcome counters of each method. The hot path then only adds and sets (no label strings,
 /// no registry lookup). Rarer events (rejections, refusals) go through the facade.
 pub(crate) struct EngineMetrics {
+    /// The sealing key's id, its seal counter and its budget gauge.
     #[cfg(feature = "metrics")]
-    key: Option<(String, metrics::Counter, metrics::Gauge)>,
+    key: (String, metrics::Counter, metrics::Gauge),
     /// `[method][resumed]`, methods in [`Method::ALL`] order.
     #[cfg(feature = "metrics")]
     outcomes: [[metrics::Counter; 2]; 3],
@@ -48,11 +49,11 @@ impl EngineMetrics {
     pub(crate) fn new(backend: &'static str, key_id: &str) -> Self {
         Self {
             #[cfg(feature = "metrics")]
-            key: Some((
+            key: (
                 key_id.to_owned(),
                 metrics::counter!(names::SEALS, "backend" => backend, "key_id" => key_id.to_owned()),
                 metrics::gauge!(names::KEY_SEALS_REMAINING, "key_id" => key_id.to_owned()),
-            )),
+            ),
             #[cfg(feature = "metrics")]
             outcomes: Method::ALL.map(|m| {
                 ["fresh", "resumed"].map(|outcome| {
@@ -65,12 +66,13 @@ impl EngineMetrics {
     /// A token was sealed under `key_id` (see [`sealed`]).
     pub(crate) fn sealed(&self, backend: &'static str, key_id: &str, remaining: u32) {
         #[cfg(feature = "metrics")]
-        if let Some((id, seals, left)) = &self.key
-            && id == key_id
         {
-            seals.increment(1);
-            left.set(f64::from(remaining));
-            return;
+            let (id, seals, left) = &self.key;
+            if id == key_id {
+                seals.increment(1);
+                left.set(f64::from(remaining));
+                return;
+            }
         }
         sealed(backend, key_id, remaining);
     }
