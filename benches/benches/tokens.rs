@@ -18,7 +18,7 @@ use mrtr_benches::peers::{self, Peer};
 use mrtr_benches::{ARGS, KEY_ID, binding, continuation, key_ring};
 use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 use mrtr_core::cipher::Cipher;
-use mrtr_core::{Clock, Mrtr, Round, TokenBuf, token_len_for};
+use mrtr_core::{Clock, ErrorDetail, Mrtr, Round, TokenBuf, token_len_for};
 use mrtr_std::replay::MemoryReplayCache;
 use mrtr_std::rng_fast::FastRng;
 use mrtr_std::{OsRng, SystemClock};
@@ -292,6 +292,36 @@ fn parts(c: &mut Criterion) {
             black_box(bytes.len())
         })
     });
+    // The hosted server's precheck of a request body (I-JSON and the envelope, no tree), and
+    // a serde_json parse of the same body into a Value for scale. The body is the end-to-end
+    // benchmark's resume request (ci/bench-e2e.lua) with a token of the hosted default's size.
+    let body = resume_body();
+    g.bench_function(BenchmarkId::new("precheck", body.len()), |b| {
+        b.iter(|| {
+            let checked = mrtr_std::jsonrpc::precheck_bytes(black_box(&body), ErrorDetail::Uniform);
+            black_box(matches!(checked.outcome, mrtr_std::jsonrpc::Precheck::Pass))
+        })
+    });
+    g.bench_function(BenchmarkId::new("value-parse", body.len()), |b| {
+        b.iter(|| black_box(serde_json::from_slice::<serde_json::Value>(black_box(&body)).is_ok()))
+    });
+}
+
+/// The end-to-end benchmark's resume request body, with a 195-character token.
+fn resume_body() -> Vec<u8> {
+    let token: String = (0..195)
+        .map(|i| {
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[i * 7 % 64] as char
+        })
+        .collect();
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"book_table\",\
+         \"arguments\":{{\"party_size\":4}},\"_meta\":{{\"io.modelcontextprotocol/protocolVersion\":\
+         \"2026-07-28\",\"io.modelcontextprotocol/clientInfo\":{{\"name\":\"bench-e2e\",\"version\":\"1\"}},\
+         \"io.modelcontextprotocol/clientCapabilities\":{{\"elicitation\":{{}}}}}},\"requestState\":\"{token}\",\
+         \"inputResponses\":{{\"date\":{{\"action\":\"accept\",\"content\":{{\"date\":\"2026-12-24\"}}}}}}}}}}"
+    )
+    .into_bytes()
 }
 
 #[cfg(feature = "comparisons")]

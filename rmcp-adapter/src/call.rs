@@ -75,10 +75,10 @@ impl Origin {
 /// client could not repeat may happen before the commit succeeds.
 #[must_use = "commit the pending request to spend its token and run the handler"]
 pub struct Pending<R = AnyReplayCache> {
-    engine: Engine<R>,
-    binding: Binding,
-    verified: Verified,
-    input_responses: Option<InputResponses>,
+    pub(crate) engine: Engine<R>,
+    pub(crate) binding: Binding,
+    pub(crate) verified: Verified,
+    pub(crate) input_responses: Option<InputResponses>,
     pub(crate) origin: Origin,
 }
 
@@ -123,20 +123,24 @@ impl<R: AsyncReplayCache> Pending<R> {
     /// Records the token as spent (the replay store is asked now: this is the await) and
     /// returns the call. A replay, or a replay store that cannot answer, is the uniform
     /// rejection.
-    pub async fn commit(self) -> Result<Call<R>, ErrorData> {
-        let step = self
-            .engine
-            .commit_async(self.verified)
-            .await
-            .map_err(|e| e.to_error_data())?;
-        Ok(Call {
-            engine: self.engine,
-            binding: self.binding,
-            step,
-            input_responses: self.input_responses,
-            origin: self.origin,
-            local: None,
-        })
+    ///
+    /// The future holds the request once: it is written as a block over `self` (an `async fn`
+    /// would keep a second copy of its argument).
+    pub fn commit(self) -> impl Future<Output = Result<Call<R>, ErrorData>> {
+        async move {
+            let step = self
+                .engine
+                .commit_async(self.verified)
+                .await
+                .map_err(|e| e.to_error_data())?;
+            Ok(Call::committed(
+                self.engine,
+                self.binding,
+                step,
+                self.input_responses,
+                self.origin,
+            ))
+        }
     }
 }
 
@@ -164,6 +168,26 @@ pub struct Call<R = AnyReplayCache> {
     /// Set when the rounds run in this process (a 2025-era session, see [`crate::classic`]):
     /// the state travels in memory, never sealed.
     pub(crate) local: Option<Local>,
+}
+
+impl<R> Call<R> {
+    /// The call a committed request becomes (no in-process state yet).
+    pub(crate) fn committed(
+        engine: Engine<R>,
+        binding: Binding,
+        step: Step,
+        input_responses: Option<InputResponses>,
+        origin: Origin,
+    ) -> Self {
+        Self {
+            engine,
+            binding,
+            step,
+            input_responses,
+            origin,
+            local: None,
+        }
+    }
 }
 
 /// The in-process state of a call driven by [`Pending::run`] in a 2025-era session.

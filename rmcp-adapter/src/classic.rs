@@ -119,7 +119,7 @@ use mrtr_std::replay::AsyncReplayCache;
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolResponse, ErrorData, GetPromptResponse, InputRequest, InputRequests,
-    InputRequiredResult, InputResponses, ReadResourceResponse, ServerRequest,
+    InputRequiredResult, InputResponses, ProtocolVersion, ReadResourceResponse, ServerRequest,
 };
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
@@ -166,7 +166,27 @@ impl RoundResult for ReadResourceResponse {
 /// (protocol revisions up to 2025-11-25), where a server asks for input with
 /// server-to-client requests instead of `input_required` results.
 pub fn in_session_era(ctx: &RequestContext<RoleServer>) -> bool {
-    ctx.protocol_version().is_some_and(|v| v.has_initialize())
+    protocol(ctx).1
+}
+
+/// `_meta`'s protocol version key (2026-07-28 requests carry it on every request).
+const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// The request's protocol revision and whether it is of the `initialize` era: what rmcp's
+/// `RequestContext::protocol_version` answers (`_meta`'s string, else the session's, else
+/// none: an empty version), read in place instead of decoded into a new value.
+pub(crate) fn protocol(ctx: &RequestContext<RoleServer>) -> (String, bool) {
+    let version = match ctx.meta.get(PROTOCOL_VERSION_KEY) {
+        Some(Value::String(v)) => Some(v.clone()),
+        _ => ctx
+            .peer
+            .peer_info()
+            .map(|info| info.protocol_version.as_str().to_owned()),
+    };
+    let in_session = version
+        .as_deref()
+        .is_some_and(|v| v < ProtocolVersion::NO_INITIALIZE.as_str());
+    (version.unwrap_or_default(), in_session)
 }
 
 impl<R: AsyncReplayCache> Pending<R> {
@@ -176,62 +196,82 @@ impl<R: AsyncReplayCache> Pending<R> {
     ///
     /// Run the request's own checks (a capability it did not declare, invalid arguments)
     /// before calling it, as before [`Pending::commit`].
-    pub async fn run<T: RoundResult>(
+    ///
+    /// The future holds the request once (a block over `self`, committing in place rather
+    /// than through [`Pending::commit`]'s future, which would hold a second copy).
+    pub fn run<T: RoundResult>(
         self,
         mut round: impl FnMut(&Call<R>) -> Result<T, ErrorData>,
-    ) -> Result<T, ErrorData> {
-        let in_session = self.origin.in_session;
-        let mut call = self.commit().await?;
-        if !in_session {
-            return round(&call);
-        }
-        call.local = Some(Local {
-            state: None,
-            invocation: 1,
-            paused: Default::default(),
-        });
-        loop {
-            let paused = match round(&call)?.into_paused() {
-                Err(complete) => return Ok(complete),
-                Ok(paused) => paused,
-            };
-            // The state the round kept through Call::pause/retry; none for a round that asks
-            // without state (the answers alone carry the next round, as a 2026-07-28 retry
-            // without requestState would).
-            let state = call
-                .local
-                .as_ref()
-                .and_then(|l| l.paused.lock().ok()?.take());
-            let asks = paused
-                .input_requests
-                .as_ref()
-                .is_some_and(|r| !r.is_empty());
-            if state.is_none() && !asks {
-                tracing::error!(target: "mrtr", target_name = %call.binding.target,
-                    "a round returned input_required with neither input requests nor state");
-                return Err(ErrorData::internal_error(
-                    "Internal error: the handler paused without input requests or state",
-                    None,
-                ));
+    ) -> impl Future<Output = Result<T, ErrorData>> {
+        async move {
+            let in_session = self.origin.in_session;
+            let step = self
+                .engine
+                .commit_async(self.verified)
+                .await
+                .map_err(|e| e.to_error_data())?;
+            let mut call = Call::committed(
+                self.engine,
+                self.binding,
+                step,
+                self.input_responses,
+                self.origin,
+            );
+            if !in_session {
+                return round(&call);
             }
-            let invocation = call.local.as_ref().map_or(1, |l| l.invocation);
-            if invocation >= call.engine.limits().max_rounds {
-                tracing::info!(target: "mrtr", target_name = %call.binding.target,
-                    round = invocation, "the in-process flow is at its round cap");
-                return Err(call.engine.reject(Reason::RoundsExceeded).to_error_data());
-            }
-            let ttl = Duration::from_millis(call.engine.limits().ttl_ms);
-            let answers = match paused.input_requests {
-                Some(requests) if !requests.is_empty() => ask(&call.origin, requests, ttl).await?,
-                // State only: the next round runs now.
-                _ => InputResponses::new(),
-            };
-            call.input_responses = Some(answers);
             call.local = Some(Local {
-                state,
-                invocation: invocation + 1,
+                state: None,
+                invocation: 1,
                 paused: Default::default(),
             });
+            loop {
+                let paused = match round(&call)?.into_paused() {
+                    Err(complete) => return Ok(complete),
+                    Ok(paused) => paused,
+                };
+                // The state the round kept through Call::pause/retry; none for a round that asks
+                // without state (the answers alone carry the next round, as a 2026-07-28 retry
+                // without requestState would).
+                let state = call
+                    .local
+                    .as_ref()
+                    .and_then(|l| l.paused.lock().ok()?.take());
+                let asks = paused
+                    .input_requests
+                    .as_ref()
+                    .is_some_and(|r| !r.is_empty());
+                if state.is_none() && !asks {
+                    tracing::error!(target: "mrtr", target_name = %call.binding.target,
+                    "a round returned input_required with neither input requests nor state");
+                    return Err(ErrorData::internal_error(
+                        "Internal error: the handler paused without input requests or state",
+                        None,
+                    ));
+                }
+                let invocation = call.local.as_ref().map_or(1, |l| l.invocation);
+                if invocation >= call.engine.limits().max_rounds {
+                    tracing::info!(target: "mrtr", target_name = %call.binding.target,
+                    round = invocation, "the in-process flow is at its round cap");
+                    return Err(call.engine.reject(Reason::RoundsExceeded).to_error_data());
+                }
+                let ttl = Duration::from_millis(call.engine.limits().ttl_ms);
+                let answers = match paused.input_requests {
+                    // Boxed: the exchange's future is over 2 KiB, and inline it would enlarge every
+                    // request's future (2026-07-28 requests never get here).
+                    Some(requests) if !requests.is_empty() => {
+                        Box::pin(ask(&call.origin, requests, ttl)).await?
+                    }
+                    // State only: the next round runs now.
+                    _ => InputResponses::new(),
+                };
+                call.input_responses = Some(answers);
+                call.local = Some(Local {
+                    state,
+                    invocation: invocation + 1,
+                    paused: Default::default(),
+                });
+            }
         }
     }
 }

@@ -159,9 +159,7 @@ impl<R: AsyncReplayCache> Mrtr<R> {
         input_responses: Option<InputResponses>,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<Pending<R>, ErrorData> {
-        let protocol = ctx.protocol_version();
-        let in_session = protocol.as_ref().is_some_and(|v| v.has_initialize());
-        let version = protocol.map(|v| v.as_str().to_owned()).unwrap_or_default();
+        let (version, in_session) = crate::classic::protocol(ctx);
         let caller = self.caller(ctx);
         let state = match request_state {
             Some(token) => RequestState::Token(token),

@@ -211,17 +211,21 @@ fn decimal(lit: &str) -> Option<(bool, String, i64)> {
     Some((neg, digits.to_owned(), n))
 }
 
-/// Whether any of the eight bytes in `word` ends or escapes a string, or is a control
-/// character (a quote, a backslash, or below 0x20). Exact: the classic zero-byte tests.
-const fn has_special(word: u64) -> bool {
+/// The high bit of every byte of a word.
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Marks (with its high bit) each byte of the eight in `word` that ends or escapes a string
+/// or is a control character: a quote, a backslash, or below 0x20. The lowest mark is exact
+/// (the classic zero-byte test can mark a byte above a true one, never below), so
+/// `trailing_zeros() / 8` is the offset of the first such byte; zero when there is none.
+const fn specials(word: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    const fn has_zero(v: u64) -> bool {
-        v.wrapping_sub(ONES) & !v & HIGH != 0
+    const fn zeros(v: u64) -> u64 {
+        v.wrapping_sub(ONES) & !v & HIGH
     }
-    has_zero(word ^ (ONES * b'"' as u64))
-        || has_zero(word ^ (ONES * b'\\' as u64))
-        || word.wrapping_sub(ONES * 0x20) & !word & HIGH != 0
+    zeros(word ^ (ONES * b'"' as u64))
+        | zeros(word ^ (ONES * b'\\' as u64))
+        | (word.wrapping_sub(ONES * 0x20) & !word & HIGH)
 }
 
 /// Path segment of the value being scanned.
@@ -456,16 +460,23 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
         // No byte of 0x80 or above so far: ASCII needs no UTF-8 check.
         let mut ascii = true;
         loop {
-            // Plain bytes eight at a time (long strings: tokens, text).
+            // Plain bytes eight at a time (long strings: tokens, text), up to the first byte
+            // that is not plain.
             while let Some(chunk) = text.get(self.at..self.at + 8) {
                 let Ok(word) = <[u8; 8]>::try_from(chunk) else {
                     break;
                 };
                 let word = u64::from_le_bytes(word);
-                if has_special(word) {
+                let marks = specials(word);
+                if marks != 0 {
+                    // Bytes below the first mark are plain (at most 7 of them).
+                    let plain = marks.trailing_zeros() / 8;
+                    let below = (1u64 << (plain * 8)) - 1;
+                    ascii &= word & below & HIGH == 0;
+                    self.at += plain as usize;
                     break;
                 }
-                ascii &= word & 0x8080_8080_8080_8080 == 0;
+                ascii &= word & HIGH == 0;
                 self.at += 8;
             }
             let Some(b) = self.peek() else {
@@ -832,13 +843,27 @@ mod tests {
             let env = scan(message.as_bytes()).unwrap();
             assert_eq!(env.method.unwrap(), format!("{head}/{tail}"));
         }
-        for b in 0u8..=255 {
-            let word = u64::from_le_bytes([b'a', b'b', b'c', b, b'd', b'e', b'f', b'g']);
-            assert_eq!(
-                has_special(word),
-                b == b'"' || b == b'\\' || b < 0x20,
-                "{b:#x}"
-            );
+    }
+
+    #[test]
+    fn the_first_special_byte_of_a_word_is_found_exactly() {
+        let special = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+        // Every byte value at every offset, over plain, high and special backgrounds (a
+        // special byte above the first must not move it).
+        for background in [b'a', 0xc3, 0x7f, 0x20, b'"', 0x00, 0x1f, b'\\'] {
+            for at in 0..8 {
+                for b in 0u8..=255 {
+                    let mut bytes = [b'x'; 8];
+                    bytes[at] = b;
+                    for byte in bytes.iter_mut().skip(at + 1) {
+                        *byte = background;
+                    }
+                    let marks = specials(u64::from_le_bytes(bytes));
+                    let first = bytes.iter().position(|&b| special(b));
+                    let found = (marks != 0).then(|| marks.trailing_zeros() as usize / 8);
+                    assert_eq!(found, first, "{bytes:?}");
+                }
+            }
         }
     }
 }

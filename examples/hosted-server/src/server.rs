@@ -132,7 +132,10 @@ impl ServerHandler for Hosted {
     }
 
     async fn listen(&self, sub: SubscriptionContext) -> Result<(), ErrorData> {
-        listen::serve(&self.app.subs, sub).await
+        // Boxed, as the other handlers with large futures below: rmcp spawns one task per
+        // request holding the future of whichever handler the method picks, so the task is
+        // as large as the largest handler future (and is copied at spawn and completion).
+        Box::pin(listen::serve(&self.app.subs, sub)).await
     }
 
     async fn list_prompts(
@@ -149,7 +152,7 @@ impl ServerHandler for Hosted {
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let pending = self.app.mrtr.prompt_get(&request, &ctx)?;
-        prompts::get(&request, pending).await
+        Box::pin(prompts::get(&request, pending)).await
     }
 
     async fn list_resources(
@@ -171,6 +174,7 @@ impl ServerHandler for Hosted {
                 Some(serde_json::json!({"uri": request.uri})),
             ));
         }
-        resources::report(self.app.mrtr.resource_read(&request, &ctx)?).await
+        let pending = self.app.mrtr.resource_read(&request, &ctx)?;
+        Box::pin(resources::report(pending)).await
     }
 }

@@ -130,8 +130,17 @@ impl AsyncReplayCache for AnyReplayCache {
             Self::Off => Ok(()),
             Self::Memory(c) => ReplayCache::check_and_record(c, id, expires_at_ms, now_ms),
             #[cfg(feature = "redis")]
+            // Boxed: Redis's future is about 2.5 KiB, and without the box every resume's
+            // future (and the task rmcp spawns per request) would carry that size even with
+            // the in-process cache. One allocation beside a network round trip.
             Self::Redis(c) => {
-                AsyncReplayCache::check_and_record(c, id, expires_at_ms, now_ms).await
+                Box::pin(AsyncReplayCache::check_and_record(
+                    c,
+                    id,
+                    expires_at_ms,
+                    now_ms,
+                ))
+                .await
             }
         }
     }
