@@ -126,6 +126,10 @@ impl<R: AsyncReplayCache> Pending<R> {
     ///
     /// The future holds the request once: it is written as a block over `self` (an `async fn`
     /// would keep a second copy of its argument).
+    #[expect(
+        clippy::manual_async_fn,
+        reason = "an async fn would keep a second copy of the request in its future"
+    )]
     pub fn commit(self) -> impl Future<Output = Result<Call<R>, ErrorData>> {
         async move {
             let step = self

@@ -199,6 +199,10 @@ impl<R: AsyncReplayCache> Pending<R> {
     ///
     /// The future holds the request once (a block over `self`, committing in place rather
     /// than through [`Pending::commit`]'s future, which would hold a second copy).
+    #[expect(
+        clippy::manual_async_fn,
+        reason = "an async fn would keep a second copy of the request in its future"
+    )]
     pub fn run<T: RoundResult>(
         self,
         mut round: impl FnMut(&Call<R>) -> Result<T, ErrorData>,
