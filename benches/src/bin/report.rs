@@ -617,6 +617,17 @@ fn fair_floor_section(o: &mut String, m: &Medians) {
             0,
             "associated data built from the binding, in place (Aad::fill)",
         ),
+        (
+            "precheck",
+            598,
+            "hosted precheck of the end-to-end resume body, 598 B (precheck_bytes: I-JSON and \
+             envelope in one pass, no tree)",
+        ),
+        (
+            "value-parse",
+            598,
+            "the same body parsed into a serde_json::Value (for scale)",
+        ),
     ] {
         rows.push(vec![label.to_owned(), cell(m.get("parts", id, n))]);
     }
