@@ -83,22 +83,6 @@ pub struct Pending<R = AnyReplayCache> {
 }
 
 impl<R: AsyncReplayCache> Pending<R> {
-    pub(crate) fn new(
-        engine: Engine<R>,
-        binding: Binding,
-        verified: Verified,
-        input_responses: Option<InputResponses>,
-        origin: Origin,
-    ) -> Self {
-        Self {
-            engine,
-            binding,
-            verified,
-            input_responses,
-            origin,
-        }
-    }
-
     /// Whether the request carried no `requestState` (a fresh call).
     pub fn is_fresh(&self) -> bool {
         self.verified.is_fresh()

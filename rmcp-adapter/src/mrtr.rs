@@ -180,9 +180,9 @@ impl<R: AsyncReplayCache> Mrtr<R> {
         let engine = self.engine();
         let verified = engine.verify(&req).map_err(|e| e.to_error_data())?;
         let args = req.args_digest().copied().map_err(Clone::clone);
-        Ok(Pending::new(
+        Ok(Pending {
             engine,
-            Binding {
+            binding: Binding {
                 method,
                 version,
                 target: target.to_owned(),
@@ -191,7 +191,7 @@ impl<R: AsyncReplayCache> Mrtr<R> {
             },
             verified,
             input_responses,
-            Origin::new(ctx, in_session),
-        ))
+            origin: Origin::new(ctx, in_session),
+        })
     }
 }
