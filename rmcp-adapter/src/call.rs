@@ -121,13 +121,14 @@ impl<R: AsyncReplayCache> Pending<R> {
                 .commit_async(self.verified)
                 .await
                 .map_err(|e| e.to_error_data())?;
-            Ok(Call::committed(
-                self.engine,
-                self.binding,
+            Ok(Call {
+                engine: self.engine,
+                binding: self.binding,
                 step,
-                self.input_responses,
-                self.origin,
-            ))
+                input_responses: self.input_responses,
+                origin: self.origin,
+                local: None,
+            })
         }
     }
 }
@@ -156,26 +157,6 @@ pub struct Call<R = AnyReplayCache> {
     /// Set when the rounds run in this process (a 2025-era session, see [`crate::classic`]):
     /// the state travels in memory, never sealed.
     pub(crate) local: Option<Local>,
-}
-
-impl<R> Call<R> {
-    /// The call a committed request becomes (no in-process state yet).
-    pub(crate) fn committed(
-        engine: Engine<R>,
-        binding: Binding,
-        step: Step,
-        input_responses: Option<InputResponses>,
-        origin: Origin,
-    ) -> Self {
-        Self {
-            engine,
-            binding,
-            step,
-            input_responses,
-            origin,
-            local: None,
-        }
-    }
 }
 
 /// The in-process state of a call driven by [`Pending::run`] in a 2025-era session.

@@ -197,8 +197,8 @@ impl<R: AsyncReplayCache> Pending<R> {
     /// Run the request's own checks (a capability it did not declare, invalid arguments)
     /// before calling it, as before [`Pending::commit`].
     ///
-    /// The future holds the request once (a block over `self`, committing in place rather
-    /// than through [`Pending::commit`]'s future, which would hold a second copy).
+    /// The future is kept small (a block over `self`; the exchange with a 2025-era client is
+    /// boxed): rmcp's per-request task is as large as the largest handler future.
     #[expect(
         clippy::manual_async_fn,
         reason = "an async fn would keep a second copy of the request in its future"
@@ -209,18 +209,7 @@ impl<R: AsyncReplayCache> Pending<R> {
     ) -> impl Future<Output = Result<T, ErrorData>> {
         async move {
             let in_session = self.origin.in_session;
-            let step = self
-                .engine
-                .commit_async(self.verified)
-                .await
-                .map_err(|e| e.to_error_data())?;
-            let mut call = Call::committed(
-                self.engine,
-                self.binding,
-                step,
-                self.input_responses,
-                self.origin,
-            );
+            let mut call = self.commit().await?;
             if !in_session {
                 return round(&call);
             }
@@ -234,9 +223,9 @@ impl<R: AsyncReplayCache> Pending<R> {
                     Err(complete) => return Ok(complete),
                     Ok(paused) => paused,
                 };
-                // The state the round kept through Call::pause/retry; none for a round that asks
-                // without state (the answers alone carry the next round, as a 2026-07-28 retry
-                // without requestState would).
+                // The state the round kept through Call::pause/retry; none for a round that
+                // asks without state (the answers alone carry the next round, as a 2026-07-28
+                // retry without requestState would).
                 let state = call
                     .local
                     .as_ref()
@@ -247,7 +236,7 @@ impl<R: AsyncReplayCache> Pending<R> {
                     .is_some_and(|r| !r.is_empty());
                 if state.is_none() && !asks {
                     tracing::error!(target: "mrtr", target_name = %call.binding.target,
-                    "a round returned input_required with neither input requests nor state");
+                        "a round returned input_required with neither input requests nor state");
                     return Err(ErrorData::internal_error(
                         "Internal error: the handler paused without input requests or state",
                         None,
@@ -256,13 +245,13 @@ impl<R: AsyncReplayCache> Pending<R> {
                 let invocation = call.local.as_ref().map_or(1, |l| l.invocation);
                 if invocation >= call.engine.limits().max_rounds {
                     tracing::info!(target: "mrtr", target_name = %call.binding.target,
-                    round = invocation, "the in-process flow is at its round cap");
+                        round = invocation, "the in-process flow is at its round cap");
                     return Err(call.engine.reject(Reason::RoundsExceeded).to_error_data());
                 }
                 let ttl = Duration::from_millis(call.engine.limits().ttl_ms);
                 let answers = match paused.input_requests {
-                    // Boxed: the exchange's future is over 2 KiB, and inline it would enlarge every
-                    // request's future (2026-07-28 requests never get here).
+                    // Boxed: the exchange's future is over 2 KiB, and inline it would enlarge
+                    // every request's future (2026-07-28 requests never get here).
                     Some(requests) if !requests.is_empty() => {
                         Box::pin(ask(&call.origin, requests, ttl)).await?
                     }
