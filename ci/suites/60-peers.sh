@@ -26,6 +26,7 @@ MRTR_SCENARIOS=(
 
 # --- install -------------------------------------------------------------------------------
 ensure_redis
+ensure_cmd valgrind valgrind
 command -v python3 >/dev/null || die "python3 is missing"
 command -v npm >/dev/null || die "npm is missing"
 if [ ! -x "$WORK/venv/bin/python" ]; then
@@ -78,11 +79,12 @@ declare -A SERVER_PID=()
 start_server() {
     local name="$1"; shift
     local addr="$RUN/$name.addr"
+    # shellcheck disable=SC2086
     RUST_LOG="${RUST_LOG:-info,mrtr=debug,mrtr_hosted_server=debug}" \
-        "$BIN/mrtr-hosted-server" --listen 127.0.0.1:0 --addr-file "$addr" "$@" \
+        ${SERVER_PREFIX:-} "$BIN/mrtr-hosted-server" --listen 127.0.0.1:0 --addr-file "$addr" "$@" \
         >"$RUN/$name.out" 2>"$RUN/$name.log" &
     PIDS+=("$!"); SERVER_PID[$name]="$!"
-    for _ in $(seq 100); do
+    for _ in $(seq "${START_TRIES:-100}"); do
         [ -s "$addr" ] && break
         kill -0 "$!" 2>/dev/null || { cat "$RUN/$name.log" >&2; die "server $name exited"; }
         sleep 0.1
@@ -130,6 +132,19 @@ start_server faults --admin-token "$ADMIN_TOKEN" --test-hooks --lease-ms 6000 \
 # A node still on the previous key (before rotation): its tokens open on A and B.
 MRTR_KEYS="current=peers-1; peers-1:$KEY_OLD" start_server node-old --cipher chacha20-poly1305 \
     --redis-url "redis://127.0.0.1:$REDIS_PORT/";  NODE_OLD_URL="$URL"
+
+# The same server under valgrind's memcheck, twice: the default configuration (RustCrypto
+# AES-256-GCM-SIV, fast nonce source, in-process replay cache) and aws-lc's AES-256-GCM-SIV
+# (C code) with the Redis replay cache. An operator debugging a deployment runs exactly this;
+# it once died at startup (rustix read a vDSO valgrind never maps). Slow to start: 60 s; the
+# Redis timeouts are raised to match (memcheck runs the server some 50 times slower).
+MEMCHECK=(valgrind --error-exitcode=99 --track-origins=no --num-callers=30)
+SERVER_PREFIX="${MEMCHECK[*]} --log-file=$RUN/memcheck-default.vg" START_TRIES=600 \
+    start_server memcheck-default; MEMCHECK_DEFAULT_URL="$URL"
+SERVER_PREFIX="${MEMCHECK[*]} --log-file=$RUN/memcheck-awslc.vg" START_TRIES=600 \
+    start_server memcheck-awslc --cipher aws-lc-aes-256-gcm-siv --nonce-source fast \
+    --redis-url "redis://127.0.0.1:$REDIS_PORT/" --redis-prefix "memcheck:" \
+    --redis-connect-timeout-ms 20000 --redis-command-timeout-ms 10000; MEMCHECK_AWSLC_URL="$URL"
 
 export MRTR_SERVER_URL="$MAIN_URL" MRTR_SHORT_TTL_URL="$SHORT_URL" \
     MRTR_NODE_A_URL="$NODE_A_URL" MRTR_NODE_B_URL="$NODE_B_URL" MRTR_NODE_OLD_URL="$NODE_OLD_URL" \
@@ -215,6 +230,27 @@ trace_log_has_no_secret() {
     echo "trace log: $(wc -l <"$log") lines, $(grep -c ' TRACE ' "$log") at TRACE; none of $issued issued tokens, the key, the bearer tokens or the canaries"
 }
 step "trace log holds no secret (RUST_LOG=trace)" trace_log_has_no_secret
+
+# Under memcheck: the SDK flows of test_peer.py (tools, prompts, resources, state-only rounds)
+# and the wire cases (tampering, replay, I-JSON), then a clean exit on SIGTERM with no
+# memcheck error.
+under_memcheck() {
+    local name="$1" url="$2" vg="$RUN/memcheck-$1.vg"
+    MRTR_SERVER_URL="$url" "$WORK/venv/bin/python" -m pytest -p no:cacheprovider -q \
+        "$HS/clients/python/test_peer.py" "$HS/clients/python/test_wire.py" \
+        || return 1
+    local pid="${SERVER_PID[memcheck-$name]}" status=0
+    kill -TERM "$pid"
+    wait "$pid" || status=$?
+    unset "SERVER_PID[memcheck-$name]"
+    grep -q "ERROR SUMMARY: 0 errors" "$vg" || { tail -40 "$vg"; echo "memcheck found errors"; return 1; }
+    [ "$status" = 0 ] || { tail -20 "$vg"; tail -5 "$RUN/memcheck-$name.log"; echo "exit status $status under memcheck"; return 1; }
+    echo "memcheck ($name): $(grep -o 'total heap usage: [0-9,]* allocs' "$vg"), 0 errors, clean exit"
+}
+step "memcheck: default configuration (valgrind, SDK flows and wire cases, 0 errors)" \
+    under_memcheck default "$MEMCHECK_DEFAULT_URL"
+step "memcheck: aws-lc AES-256-GCM-SIV + Redis replay cache (valgrind, 0 errors)" \
+    under_memcheck awslc "$MEMCHECK_AWSLC_URL"
 
 for name in "${!SERVER_PID[@]}"; do
     kill -0 "${SERVER_PID[$name]}" 2>/dev/null || failed+=("server $name is still running at the end")

@@ -136,6 +136,16 @@ pub struct Config {
     #[arg(long, default_value_t = 100)]
     pub redis_wait_timeout_ms: u64,
 
+    /// How long opening a Redis connection may take, in ms (a distant or TLS-fronted managed
+    /// Redis needs more than the default). Past it the store counts as unreachable.
+    #[arg(long, default_value_t = duration_ms(mrtr_std::replay::redis::DEFAULT_CONNECT_TIMEOUT))]
+    pub redis_connect_timeout_ms: u64,
+
+    /// How long one Redis command may take, in ms. Past it the resume is refused (fail
+    /// closed) and the connection is replaced.
+    #[arg(long, default_value_t = duration_ms(mrtr_std::replay::redis::DEFAULT_COMMAND_TIMEOUT))]
+    pub redis_command_timeout_ms: u64,
+
     /// UNSAFE: use a Redis whose maxmemory-policy can evict keys (refused by default). Under
     /// memory pressure spent tokens are then accepted again. Logs a warning at every connect.
     #[arg(long)]
@@ -224,6 +234,8 @@ impl Config {
     pub fn redis_replay_cache(&self, url: &str) -> anyhow::Result<RedisReplayCache> {
         let cache = RedisReplayCache::builder(url)
             .prefix(self.redis_prefix.as_str())
+            .connect_timeout(Duration::from_millis(self.redis_connect_timeout_ms))
+            .command_timeout(Duration::from_millis(self.redis_command_timeout_ms))
             // An entry outlives a recording clock that jumped ahead: at least one TTL.
             .min_entry_lifetime(Duration::from_millis(self.ttl_ms))
             .wait_for_replicas(
@@ -235,6 +247,11 @@ impl Config {
             .context("Redis replay cache")?;
         Ok(cache)
     }
+}
+
+/// A default duration as the whole milliseconds a flag takes.
+const fn duration_ms(d: Duration) -> u64 {
+    d.as_millis() as u64
 }
 
 #[cfg(test)]
@@ -266,6 +283,30 @@ mod tests {
         assert!(
             Config::try_parse_from(["mrtr-hosted-server", "--nonce-source", "rdrand"]).is_err()
         );
+    }
+
+    #[test]
+    fn redis_timeouts_default_to_the_library_and_zero_is_refused() {
+        let default = parse(&[]);
+        assert_eq!(
+            (
+                default.redis_connect_timeout_ms,
+                default.redis_command_timeout_ms
+            ),
+            (250, 100)
+        );
+        let url = "redis://127.0.0.1:1/";
+        let slow = parse(&[
+            "--redis-connect-timeout-ms",
+            "5000",
+            "--redis-command-timeout-ms",
+            "2000",
+        ]);
+        assert!(slow.redis_replay_cache(url).is_ok());
+        for flag in ["--redis-connect-timeout-ms", "--redis-command-timeout-ms"] {
+            let err = parse(&[flag, "0"]).redis_replay_cache(url).unwrap_err();
+            assert!(format!("{err:#}").contains("timeout"), "{flag}: {err:#}");
+        }
     }
 
     #[test]
