@@ -95,6 +95,14 @@ if [ "${QUICK:-0}" = 1 ]; then
 else
     bash ci/bench-e2e.sh "$WORK/e2e.tsv"
 fi
+log "end to end in instructions: the same round trips under callgrind (ci/bench-e2e-instr.sh)"
+if [ "${QUICK:-0}" = 1 ]; then
+    INSTR_ROUND_TRIPS="${INSTR_ROUND_TRIPS:-100}" INSTR_WARMUP="${INSTR_WARMUP:-20}" \
+        bash ci/bench-e2e-instr.sh "$WORK/e2e-instr.tsv"
+else
+    bash ci/bench-e2e-instr.sh "$WORK/e2e-instr.tsv"
+fi
+cat "$WORK/e2e-instr.tsv" >>"$WORK/e2e.tsv"
 
 finished="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 load_after="$(uptime)"

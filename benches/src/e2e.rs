@@ -37,6 +37,30 @@ pub struct Run {
     pub label: String,
 }
 
+/// One server's instruction count (`ci/bench-e2e-instr.sh`, callgrind).
+#[derive(Clone, Debug)]
+pub struct Instr {
+    /// Series name.
+    pub name: String,
+    /// Round trips counted.
+    pub round_trips: u64,
+    /// User-space instructions of the whole process for them.
+    pub instructions: u64,
+    /// Of which in SHA-256's portable compression (valgrind hides SHA-NI; natively it is
+    /// a small fraction of this).
+    pub sha256_portable: u64,
+    /// What the series is.
+    pub label: String,
+}
+
+impl Instr {
+    /// Instructions per round trip, without portable SHA-256.
+    pub fn per_round_trip(&self) -> f64 {
+        self.instructions.saturating_sub(self.sha256_portable) as f64
+            / self.round_trips.max(1) as f64
+    }
+}
+
 /// A whole end-to-end result file.
 #[derive(Clone, Debug, Default)]
 pub struct E2e {
@@ -44,6 +68,10 @@ pub struct E2e {
     pub setup: String,
     /// The measured runs, in file order.
     pub runs: Vec<Run>,
+    /// How the instruction counts were made (`#instr` line).
+    pub instr_setup: String,
+    /// The instruction counts (`instr` lines), in file order.
+    pub instr: Vec<Instr>,
 }
 
 impl E2e {
@@ -55,6 +83,19 @@ impl E2e {
             let f: Vec<&str> = line.split('\t').collect();
             match f[..] {
                 ["#", pin, how] => out.setup = format!("{how}; {pin}"),
+                ["#instr", how] => out.instr_setup = how.to_owned(),
+                ["instr", name, n, total, sha, label] => {
+                    let count = (|| {
+                        Some(Instr {
+                            name: name.to_owned(),
+                            round_trips: n.parse().ok()?,
+                            instructions: total.parse().ok()?,
+                            sha256_portable: sha.parse().ok()?,
+                            label: label.to_owned(),
+                        })
+                    })();
+                    out.instr.extend(count);
+                }
                 [name, conns, rps, rt, p50, p99, label] => {
                     let run = (|| {
                         Some(Run {
@@ -88,6 +129,28 @@ impl E2e {
         c.sort_unstable();
         c.dedup();
         c
+    }
+
+    /// The instruction count of `name`.
+    pub fn instr(&self, name: &str) -> Option<&Instr> {
+        self.instr.iter().find(|i| i.name == name)
+    }
+
+    /// The reported (no target) row comparing instructions per round trip, if counted.
+    pub fn instr_row(&self) -> Option<(String, String)> {
+        let (m, r) = (self.instr(MRTR)?, self.instr(RMCP_CODEC)?);
+        Some((
+            "(no target) end to end in instructions per round trip (callgrind, without \
+             portable SHA-256): hosted server with mrtr (default) ÷ the rmcp-codec server"
+                .to_owned(),
+            format!(
+                "{:.0} vs {:.0} = {:.3}× ({:+.0} per round trip)",
+                m.per_round_trip(),
+                r.per_round_trip(),
+                m.per_round_trip() / r.per_round_trip(),
+                m.per_round_trip() - r.per_round_trip()
+            ),
+        ))
     }
 
     /// Goal rows (goal, measured, met?): per connection count, mrtr's throughput at least
@@ -201,6 +264,57 @@ impl E2e {
             ],
             &rows,
         );
+        self.instr_section(o);
+    }
+
+    /// The instruction counts' part of the section.
+    fn instr_section(&self, o: &mut String) {
+        let _ = writeln!(o, "### Instructions per round trip
+");
+        let _ = writeln!(
+            o,
+            "`ci/bench-e2e-instr.sh` (run by `ci/bench.sh`): the same round trips, sent one \
+             after another by `ci/bench-e2e-drive.py`, each server run under valgrind's \
+             callgrind; the whole process's user-space instructions from the first measured \
+             request to the last, after a warm-up. Unlike throughput, the count does not move \
+             with the machine's load, but it leaves out kernel time, cache misses and waiting. \
+             Valgrind hides the SHA extensions, so SHA-256 runs its portable code there (the \
+             rmcp server's HMAC, mrtr's argument digest) while natively it uses SHA-NI; the \
+             comparison column leaves SHA-256's portable compression out of both.\n"
+        );
+        if self.instr.is_empty() {
+            let _ = writeln!(o, "Not measured in this run.\n");
+            return;
+        }
+        let _ = writeln!(o, "Counted: {}.\n", self.instr_setup);
+        let base = self.instr(RMCP_CODEC).map(Instr::per_round_trip);
+        let rows: Vec<Vec<String>> = self
+            .instr
+            .iter()
+            .map(|i| {
+                let n = i.round_trips.max(1);
+                vec![
+                    i.label.clone(),
+                    (i.instructions / n).to_string(),
+                    (i.sha256_portable / n).to_string(),
+                    format!("{:.0}", i.per_round_trip()),
+                    base.map_or("–".to_owned(), |b| {
+                        format!("{:.3}×", i.per_round_trip() / b)
+                    }),
+                ]
+            })
+            .collect();
+        table(
+            o,
+            &[
+                "server".into(),
+                "instructions per round trip".into(),
+                "of which portable SHA-256".into(),
+                "without it".into(),
+                "÷ rmcp-codec (without it)".into(),
+            ],
+            &rows,
+        );
     }
 }
 
@@ -214,6 +328,26 @@ mod tests {
         mrtr\t8\t9000\t4500\t800\t1900\thosted\n\
         rmcp-codec\t8\t10000\t5000\t700\t1500\tcodec\n\
         broken line\n";
+
+    #[test]
+    fn instruction_counts_compare_without_portable_sha256() {
+        let text = format!(
+            "{SAMPLE}#instr\tcallgrind, 10 round trips\n\
+             instr\tmrtr\t10\t6300000\t70000\thosted\n\
+             instr\trmcp-codec\t10\t6400000\t700000\tcodec\n\
+             instr\tbroken\tten\t1\t1\tx\n"
+        );
+        let e = E2e::parse(&text);
+        assert_eq!(e.instr.len(), 2);
+        assert_eq!(e.instr("mrtr").map(Instr::per_round_trip), Some(623_000.0));
+        assert_eq!(e.instr("rmcp-codec").map(Instr::per_round_trip), Some(570_000.0));
+        let (_, measured) = e.instr_row().unwrap();
+        assert!(measured.contains("1.093×"), "{measured}");
+        let mut o = String::new();
+        e.section(&mut o);
+        assert!(o.contains("callgrind, 10 round trips"), "{o}");
+        assert!(E2e::parse(SAMPLE).instr_row().is_none());
+    }
 
     #[test]
     fn parses_runs_and_judges_each_connection_count() {

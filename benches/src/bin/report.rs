@@ -547,6 +547,9 @@ fn goals(
     for (goal, text, ok) in e2e.goals() {
         rows.push(vec![goal, text, verdict(ok)]);
     }
+    if let Some((what, text)) = e2e.instr_row() {
+        rows.push(vec![what, text, "reported".to_owned()]);
+    }
     let portable = m.get("aead-roundtrip", "rustcrypto-chacha20poly1305", 256);
     let fast = avx2.and_then(|a| a.get("aead-roundtrip", "rustcrypto-chacha20poly1305", 256));
     rows.push(vec![

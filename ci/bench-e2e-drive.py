@@ -1,0 +1,60 @@
+"""Drives N resume round trips of `book_table` against one server, one after another, over one
+keep-alive HTTP connection: the requests of ci/bench-e2e.lua (a fresh tools/call answered
+input_required, then the resume of the token it returned). Used by ci/bench-e2e-instr.sh,
+which counts the server's instructions for them. Exits non-zero on any unexpected response.
+
+    python3 ci/bench-e2e-drive.py HOST:PORT N
+"""
+
+import http.client
+import json
+import sys
+
+VERSION = "2026-07-28"
+META = (
+    '"_meta":{"io.modelcontextprotocol/protocolVersion":"' + VERSION + '",'
+    '"io.modelcontextprotocol/clientInfo":{"name":"bench-e2e","version":"1"},'
+    '"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}'
+)
+HEAD = (
+    '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"book_table",'
+    '"arguments":{"party_size":4},' + META
+)
+FRESH = HEAD + "}}"
+ANSWER = ',"inputResponses":{"date":{"action":"accept","content":{"date":"2026-12-24"}}}'
+HEADERS = {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": VERSION,
+    "Mcp-Method": "tools/call",
+    "Mcp-Name": "book_table",
+}
+
+
+def post(conn: http.client.HTTPConnection, body: str) -> dict:
+    conn.request("POST", "/mcp", body, HEADERS)
+    response = conn.getresponse()
+    text = response.read().decode()
+    if response.status != 200:
+        sys.exit(f"HTTP {response.status}: {text[:300]}")
+    return json.loads(text)
+
+
+def main() -> None:
+    host, port = sys.argv[1].rsplit(":", 1)
+    n = int(sys.argv[2])
+    conn = http.client.HTTPConnection(host, int(port), timeout=120)
+    for _ in range(n):
+        first = post(conn, FRESH).get("result", {})
+        token = first.get("requestState")
+        if first.get("resultType") != "input_required" or not isinstance(token, str):
+            sys.exit(f"unexpected fresh response: {first}")
+        body = HEAD + ',"requestState":' + json.dumps(token) + ANSWER + "}}"
+        second = post(conn, body).get("result", {})
+        if second.get("resultType") != "input_required" or "confirm" not in second.get("inputRequests", {}):
+            sys.exit(f"unexpected resume response: {second}")
+    print(f"{n} round trips")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# End to end, counted in instructions: the resume round trip of `book_table` (the requests of
+# ci/bench-e2e.lua, sent one after another by ci/bench-e2e-drive.py) on the hosted server
+# (mrtr, default configuration, and AES-256-GCM with the OS nonce source) and on the same tool
+# served by plain rmcp with its RequestStateCodec, each server run under valgrind's callgrind.
+# Instruction counts do not depend on the machine's load, so this is the repeatable
+# companion of ci/bench-e2e.sh's throughput (which it does not replace: it counts no kernel
+# time, cache misses or waiting).
+#
+#   bash ci/bench-e2e-instr.sh [OUT_TSV]     # standalone: also prints the table
+#
+# ci/bench.sh calls it and appends its lines (`#instr`, then `instr` per server: name, round
+# trips, instructions, of which portable SHA-256, label) to the end-to-end file the report
+# reads.
+#
+# Counts user-space instructions of the whole server process (every thread) from the first
+# byte of the measured round trips to the last, after a warm-up. Valgrind hides SHA
+# extensions from the guest, so `sha2` falls back to its portable code there while it uses
+# SHA-NI natively: the rmcp server's HMAC-SHA256 (and mrtr's SHA-256 argument digest) count far
+# more instructions than they run natively. The file therefore also gives each server's
+# instructions in SHA-256's portable compression function, and the report compares the
+# counts without them.
+#
+# Settings: INSTR_ROUND_TRIPS (measured, default 1000), INSTR_WARMUP (default 200).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. ci/lib.sh
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/work/targets/bench}"
+WORK="$CARGO_TARGET_DIR/bench-report/e2e-instr"
+OUT="${1:-$WORK/e2e-instr.tsv}"
+N="${INSTR_ROUND_TRIPS:-1000}"
+WARMUP="${INSTR_WARMUP:-200}"
+rm -rf "$WORK" && mkdir -p "$WORK"
+
+ensure_cmd valgrind valgrind
+ensure_cmd callgrind_control valgrind
+command -v python3 >/dev/null || die "python3 is missing"
+
+log "building the hosted server and the rmcp-codec server (release)"
+cargo build -q --release --locked -p mrtr-hosted-server --bin mrtr-hosted-server
+cargo build -q --release --locked -p mrtr-benches --bin e2e-rmcp-codec
+REL="$CARGO_TARGET_DIR/release"
+
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+NAMES=(mrtr mrtr-gcm-os rmcp-codec)
+declare -A LABEL=(
+    [mrtr]="hosted server, mrtr default (AES-256-GCM-SIV, fast nonce source, replay cache)"
+    [mrtr-gcm-os]="hosted server, mrtr AES-256-GCM, OS nonce source, replay cache"
+    [rmcp-codec]="same tool on rmcp, RequestStateCodec (HMAC-SHA256, no single use)"
+)
+declare -A CMD=(
+    [mrtr]="$REL/mrtr-hosted-server"
+    [mrtr-gcm-os]="$REL/mrtr-hosted-server --cipher aes-256-gcm"
+    [rmcp-codec]="$REL/e2e-rmcp-codec"
+)
+declare -A PID=()
+# Instrumentation starts off (startup is not counted) and is switched on before the warm-up.
+for name in "${NAMES[@]}"; do
+    # shellcheck disable=SC2086 # the command is words
+    valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$WORK/$name.cg" \
+        ${CMD[$name]} --listen 127.0.0.1:0 --addr-file "$WORK/$name.addr" \
+        >"$WORK/$name.out" 2>"$WORK/$name.log" &
+    PIDS+=("$!"); PID[$name]="$!"
+done
+for name in "${NAMES[@]}"; do
+    for _ in $(seq 600); do
+        [ -s "$WORK/$name.addr" ] && break
+        kill -0 "${PID[$name]}" 2>/dev/null || { tail -20 "$WORK/$name.log" >&2; die "server $name exited"; }
+        sleep 0.2
+    done
+    [ -s "$WORK/$name.addr" ] || die "server $name did not start listening under callgrind"
+done
+
+: >"$OUT.tmp"
+for name in "${NAMES[@]}"; do
+    pid="${PID[$name]}"; addr="$(cat "$WORK/$name.addr")"
+    callgrind_control -i on "$pid" >/dev/null 2>&1
+    python3 ci/bench-e2e-drive.py "$addr" "$WARMUP" >/dev/null || die "$name: warm-up failed"
+    callgrind_control -z "$pid" >/dev/null 2>&1
+    python3 ci/bench-e2e-drive.py "$addr" "$N" >/dev/null || die "$name: measured round trips failed"
+    callgrind_control -d "$pid" >/dev/null 2>&1
+    callgrind_control -i off "$pid" >/dev/null 2>&1
+    dump="$(ls "$WORK/$name.cg".* 2>/dev/null | head -1)"
+    [ -s "$dump" ] || die "$name: callgrind wrote no dump"
+    total="$(awk '/^summary:/ {print $2}' "$dump")"
+    [ -n "$total" ] || die "$name: no instruction total in $dump"
+    # Self cost of SHA-256's portable compression (every inlined piece of it).
+    sha="$(callgrind_annotate --threshold=100 --auto=no "$dump" 2>/dev/null \
+        | awk '/sha2::sha256::soft/ {gsub(",", "", $1); s += $1} END {print s + 0}')"
+    printf 'instr\t%s\t%s\t%s\t%s\t%s\n' "$name" "$N" "$total" "$sha" "${LABEL[$name]}" >>"$OUT.tmp"
+    log "$name: $((total / N)) instructions per round trip ($((sha / N)) in portable SHA-256)"
+done
+{
+    printf '#instr\tcallgrind (valgrind %s), %s round trips after a warm-up of %s, one connection\n' \
+        "$(valgrind --version | sed 's/valgrind-//')" "$N" "$WARMUP"
+    cat "$OUT.tmp"
+} >"$OUT"
+rm -f "$OUT.tmp"
+
+if [ "$#" = 0 ]; then
+    printf '\n%-12s %14s %14s %14s\n' server "instr/rt" "sha256 soft" "without it"
+    awk -F'\t' '$1 == "instr" {printf "%-12s %14d %14d %14d\n", $2, $4 / $3, $5 / $3, ($4 - $5) / $3}' "$OUT"
+fi
+log "wrote $OUT"
