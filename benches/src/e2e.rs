@@ -269,8 +269,7 @@ impl E2e {
 
     /// The instruction counts' part of the section.
     fn instr_section(&self, o: &mut String) {
-        let _ = writeln!(o, "### Instructions per round trip
-");
+        let _ = writeln!(o, "### Instructions per round trip\n");
         let _ = writeln!(
             o,
             "`ci/bench-e2e-instr.sh` (run by `ci/bench.sh`): the same round trips, sent one \
@@ -340,7 +339,10 @@ mod tests {
         let e = E2e::parse(&text);
         assert_eq!(e.instr.len(), 2);
         assert_eq!(e.instr("mrtr").map(Instr::per_round_trip), Some(623_000.0));
-        assert_eq!(e.instr("rmcp-codec").map(Instr::per_round_trip), Some(570_000.0));
+        assert_eq!(
+            e.instr("rmcp-codec").map(Instr::per_round_trip),
+            Some(570_000.0)
+        );
         let (_, measured) = e.instr_row().unwrap();
         assert!(measured.contains("1.093×"), "{measured}");
         let mut o = String::new();
