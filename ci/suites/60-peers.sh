@@ -27,6 +27,7 @@ MRTR_SCENARIOS=(
 # --- install -------------------------------------------------------------------------------
 ensure_redis
 ensure_cmd valgrind valgrind
+ensure_cmd openssl openssl
 command -v python3 >/dev/null || die "python3 is missing"
 command -v npm >/dev/null || die "npm is missing"
 if [ ! -x "$WORK/venv/bin/python" ]; then
@@ -101,6 +102,26 @@ PIDS+=("$!")
 for _ in $(seq 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
 redis-cli -p "$REDIS_PORT" ping >/dev/null || die "redis-server did not start"
 
+# A Redis that speaks TLS only, on a private CA, as managed services run it: a CA and a
+# server certificate for 127.0.0.1 made here with openssl; the plain port is bound to
+# loopback for the readiness check only.
+TLS="$RUN/tls"; mkdir -p "$TLS"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj "/CN=mrtr peers CA" -keyout "$TLS/ca.key" -out "$TLS/ca.pem" 2>"$TLS/openssl.log" \
+    && openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=127.0.0.1" \
+        -keyout "$TLS/redis.key" -out "$TLS/redis.csr" 2>>"$TLS/openssl.log" \
+    && printf 'subjectAltName=IP:127.0.0.1\n' >"$TLS/san.ext" \
+    && openssl x509 -req -in "$TLS/redis.csr" -CA "$TLS/ca.pem" -CAkey "$TLS/ca.key" \
+        -CAcreateserial -days 2 -extfile "$TLS/san.ext" -out "$TLS/redis.pem" 2>>"$TLS/openssl.log" \
+    || { cat "$TLS/openssl.log" >&2; die "cannot make the TLS test certificates"; }
+REDIS_TLS_PLAIN="$(free_port)"; REDIS_TLS_PORT="$(free_port)"
+redis-server --port "$REDIS_TLS_PLAIN" --bind 127.0.0.1 --save '' --appendonly no \
+    --tls-port "$REDIS_TLS_PORT" --tls-cert-file "$TLS/redis.pem" --tls-key-file "$TLS/redis.key" \
+    --tls-ca-cert-file "$TLS/ca.pem" --tls-auth-clients no >"$RUN/redis-tls.log" 2>&1 &
+PIDS+=("$!")
+for _ in $(seq 50); do redis-cli -p "$REDIS_TLS_PLAIN" ping >/dev/null 2>&1 && break; sleep 0.1; done
+redis-cli -p "$REDIS_TLS_PLAIN" ping >/dev/null || { cat "$RUN/redis-tls.log" >&2; die "redis-server with TLS did not start"; }
+
 key() { python3 -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())'; }
 KEY_NEW="$(key)"; KEY_OLD="$(key)"
 NODE_KEYS="current=peers-2; peers-2:$KEY_NEW; peers-1:$KEY_OLD"
@@ -128,6 +149,14 @@ MRTR_KEYS="current=trace-1; trace-1:$KEY_TRACE" RUST_LOG=trace \
 } >"$RUN/faults-tokens.txt"
 start_server faults --admin-token "$ADMIN_TOKEN" --test-hooks --lease-ms 6000 \
     --check-timeout-ms 300 --tokens "$RUN/faults-tokens.txt"; FAULTS_URL="$URL"
+
+# Two nodes sharing one key ring and the TLS-only Redis (rediss://, the private CA given with
+# --redis-ca-file).
+TLS_KEYS="current=tls-1; tls-1:$(key)"
+MRTR_KEYS="$TLS_KEYS" start_server tls-a --redis-url "rediss://127.0.0.1:$REDIS_TLS_PORT/" \
+    --redis-ca-file "$TLS/ca.pem" --redis-prefix "tls:"; TLS_A_URL="$URL"
+MRTR_KEYS="$TLS_KEYS" start_server tls-b --redis-url "rediss://127.0.0.1:$REDIS_TLS_PORT/" \
+    --redis-ca-file "$TLS/ca.pem" --redis-prefix "tls:"; TLS_B_URL="$URL"
 
 # A node still on the previous key (before rotation): its tokens open on A and B.
 MRTR_KEYS="current=peers-1; peers-1:$KEY_OLD" start_server node-old --cipher chacha20-poly1305 \
@@ -172,6 +201,24 @@ step "typescript (@modelcontextprotocol/client 2.x, 2026-07-28)" \
 step "typescript 2025-11-25 (@modelcontextprotocol/sdk 1.x: elicitation, subscribe, 404 after revocation)" \
     bash -c "cd '$HS/clients/node' && node --test legacy.test.mjs"
 
+# TLS-only Redis: single use across two nodes over rediss://, the records really in that
+# Redis, and a node without the private CA refusing to start (fail fast) with the TLS cause
+# in its log.
+tls_redis_nodes() {
+    MRTR_NODE_A_URL="$TLS_A_URL" MRTR_NODE_B_URL="$TLS_B_URL" "$WORK/venv/bin/python" -m pytest \
+        -p no:cacheprovider -q "$HS/clients/python/test_nodes.py" -k "resumes_on_b_once or exactly_one" \
+        || return 1
+    local keys; keys="$(redis-cli -p "$REDIS_TLS_PLAIN" --scan --pattern 'tls:*' | grep -c .)"
+    [ "$keys" -gt 0 ] || { echo "no replay record reached the TLS Redis"; return 1; }
+    local out="$RUN/tls-no-ca.log" status=0
+    timeout 30 "$BIN/mrtr-hosted-server" --listen 127.0.0.1:0 \
+        --redis-url "rediss://127.0.0.1:$REDIS_TLS_PORT/" >"$out" 2>&1 || status=$?
+    [ "$status" != 0 ] && [ "$status" != 124 ] || { tail "$out"; echo "a node that cannot verify Redis started (status $status)"; return 1; }
+    grep -q "TLS handshake with Redis failed" "$out" || { tail "$out"; echo "the TLS cause is not logged"; return 1; }
+    echo "TLS Redis: $keys records over rediss://; without the CA the node refused to start"
+}
+step "two nodes over a TLS-only Redis (rediss://, private CA; without it: fail fast)" tls_redis_nodes
+
 # MCP Inspector's CLI (Node >= 22.19: the Node 22 from the npm package), as a user runs it
 # against a URL: its default era (legacy: initialize, a session) and the modern one.
 inspector() {
@@ -202,7 +249,7 @@ step "demo (round by round)" bash -c \
 
 no_secrets_in_logs() {
     [ -s "$MRTR_SEEN_TOKENS" ] || { echo "no tokens were recorded"; return 1; }
-    local logs=("$RUN"/main.log "$RUN"/short-ttl.log "$RUN"/node-a.log "$RUN"/node-b.log "$RUN"/node-old.log "$RUN"/faults.log)
+    local logs=("$RUN"/main.log "$RUN"/short-ttl.log "$RUN"/node-a.log "$RUN"/node-b.log "$RUN"/node-old.log "$RUN"/faults.log "$RUN"/tls-a.log "$RUN"/tls-b.log)
     if grep -F -f "$MRTR_SEEN_TOKENS" "${logs[@]}"; then echo "a requestState appears in a log"; return 1; fi
     if grep -F -e "$KEY_NEW" -e "$KEY_OLD" -e "$ADMIN_TOKEN" "${logs[@]}"; then
         echo "a key or the admin token appears in a log"; return 1

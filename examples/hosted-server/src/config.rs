@@ -123,6 +123,20 @@ pub struct Config {
     #[arg(long, env = "MRTR_REDIS_URL", hide_env_values = true)]
     pub redis_url: Option<String>,
 
+    /// PEM CA certificate(s) to verify a rediss:// (TLS) Redis with, instead of the system's
+    /// roots (a managed service's CA bundle, a private CA).
+    #[arg(long, value_name = "PEM_FILE")]
+    pub redis_ca_file: Option<PathBuf>,
+
+    /// PEM client certificate chain for a rediss:// Redis that asks for one (mutual TLS);
+    /// needs --redis-client-key.
+    #[arg(long, value_name = "PEM_FILE", requires = "redis_client_key")]
+    pub redis_client_cert: Option<PathBuf>,
+
+    /// PEM private key of --redis-client-cert.
+    #[arg(long, value_name = "PEM_FILE", requires = "redis_client_cert")]
+    pub redis_client_key: Option<PathBuf>,
+
     /// Key prefix in Redis; nodes that share tokens must share it.
     #[arg(long, default_value = "mrtr-hosted:replay:")]
     pub redis_prefix: String,
@@ -232,7 +246,17 @@ impl Config {
     /// The Redis replay cache these options describe (connected and checked at startup by
     /// the engine's startup check).
     pub fn redis_replay_cache(&self, url: &str) -> anyhow::Result<RedisReplayCache> {
-        let cache = RedisReplayCache::builder(url)
+        let mut builder = RedisReplayCache::builder(url);
+        if let Some(path) = &self.redis_ca_file {
+            builder = builder.tls_root_certificates(read_pem("--redis-ca-file", path)?);
+        }
+        if let (Some(cert), Some(key)) = (&self.redis_client_cert, &self.redis_client_key) {
+            builder = builder.tls_client_certificate(
+                read_pem("--redis-client-cert", cert)?,
+                read_pem("--redis-client-key", key)?,
+            );
+        }
+        let cache = builder
             .prefix(self.redis_prefix.as_str())
             .connect_timeout(Duration::from_millis(self.redis_connect_timeout_ms))
             .command_timeout(Duration::from_millis(self.redis_command_timeout_ms))
@@ -247,6 +271,11 @@ impl Config {
             .context("Redis replay cache")?;
         Ok(cache)
     }
+}
+
+/// A PEM file named by `flag`; the error names the flag and the path, never the contents.
+fn read_pem(flag: &str, path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("{flag} {}: cannot read the file", path.display()))
 }
 
 /// A default duration as the whole milliseconds a flag takes.
@@ -307,6 +336,36 @@ mod tests {
             let err = parse(&[flag, "0"]).redis_replay_cache(url).unwrap_err();
             assert!(format!("{err:#}").contains("timeout"), "{flag}: {err:#}");
         }
+    }
+
+    #[test]
+    fn redis_tls_files_are_checked_at_startup_and_never_echoed() {
+        let dir = std::env::temp_dir().join(format!("mrtr-hosted-tls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let garbage = dir.join("garbage.pem");
+        std::fs::write(&garbage, "SECRET-CANARY, not a certificate").unwrap();
+        let missing = dir.join("missing.pem");
+        let url = "rediss://127.0.0.1:1/";
+        let err = parse(&["--redis-ca-file", missing.to_str().unwrap()])
+            .redis_replay_cache(url)
+            .unwrap_err();
+        let text = format!("{err:#}");
+        assert!(
+            text.contains("--redis-ca-file") && text.contains("missing.pem"),
+            "{text}"
+        );
+        let err = parse(&["--redis-ca-file", garbage.to_str().unwrap()])
+            .redis_replay_cache(url)
+            .unwrap_err();
+        let text = format!("{err:#}");
+        assert!(text.contains("does not parse"), "{text}");
+        assert!(!text.contains("SECRET-CANARY"), "{text}");
+        // A client certificate needs its key (and the key its certificate).
+        for flag in ["--redis-client-cert", "--redis-client-key"] {
+            let args = ["mrtr-hosted-server", flag, garbage.to_str().unwrap()];
+            assert!(Config::try_parse_from(args).is_err(), "{flag} alone");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -50,6 +50,24 @@ impl RedisServer {
         panic!("redis-server did not start on any of 5 free loopback ports");
     }
 
+    /// Starts a server that also serves TLS on a second free port, with `tls` its `--tls-*`
+    /// options (certificate, key, CA, client authentication); returns it and the TLS port.
+    /// Readiness and [`RedisServer::command`] use the plain port.
+    pub fn start_tls(tls: &[&str]) -> (Self, u16) {
+        for _ in 0..5 {
+            let (port, tls_port) = (free_port(), free_port());
+            if port == tls_port {
+                continue;
+            }
+            let mut extra = vec!["--tls-port".to_owned(), tls_port.to_string()];
+            extra.extend(tls.iter().map(|s| (*s).to_owned()));
+            if let Some(server) = Self::try_start_on(port, &extra) {
+                return (server, tls_port);
+            }
+        }
+        panic!("redis-server did not start with TLS on any of 5 pairs of free loopback ports");
+    }
+
     /// Starts a replica of `primary` and waits until the primary lists it as online.
     pub fn start_replica_of(primary: &RedisServer) -> Self {
         // Redis 7 waits 5 s for more replicas before a diskless full sync: not here.

@@ -134,8 +134,13 @@ impl BlockingRedisReplayCache {
                 status.error("connect");
                 status.unreachable(s);
                 drop(status);
-                tracing::warn!(target: "mrtr", error_kind = ?e.kind(),
-                    "replay store: cannot connect to Redis (or read its maxmemory-policy)");
+                match crate::replay::redis::tls::failure(&e) {
+                    Some(tls_error) => tracing::warn!(target: "mrtr", %tls_error,
+                        "replay store: the TLS handshake with Redis failed (its certificate is not \
+                         trusted or not for this host, or it refused ours)"),
+                    None => tracing::warn!(target: "mrtr", error_kind = ?e.kind(),
+                        "replay store: cannot connect to Redis (or read its maxmemory-policy)"),
+                }
                 Err(ReplayError::Unavailable)
             }
         }

@@ -106,6 +106,7 @@ use crate::replay::{AsyncReplayCache, Readiness};
 
 pub mod blocking;
 pub(crate) mod health;
+pub mod tls;
 
 pub use blocking::BlockingRedisReplayCache;
 
@@ -127,24 +128,49 @@ pub const DEFAULT_POLICY_RECHECK: Duration = Duration::from_secs(10);
 
 /// Why a Redis replay cache could not be configured.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RedisConfigError {
-    /// The URL is not a valid Redis URL (`redis://host:port/db`, `redis+unix:///path`).
-    /// The URL itself is not repeated: it may hold a password.
+    /// The URL is not a valid Redis URL (`redis://host:port/db`, `rediss://…` for TLS,
+    /// `redis+unix:///path`). The URL itself is not repeated: it may hold a password.
     BadUrl,
     /// The key prefix is longer than 256 bytes.
     PrefixTooLong,
     /// A timeout is zero.
     ZeroTimeout,
+    /// A `rediss://` URL in a build without the `redis-tls` feature.
+    TlsUnsupported,
+    /// TLS certificates were given for a URL that is not `rediss://`.
+    TlsWithoutRediss,
+    /// The URL turns certificate verification off (`#insecure`): refused.
+    TlsInsecure,
+    /// A TLS certificate or key does not parse (or a set of roots holds no certificate, or
+    /// a client certificate has no key). The material is not repeated.
+    BadTlsMaterial,
 }
 
 impl fmt::Display for RedisConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Self::BadUrl => {
-                "invalid Redis URL (expected redis://host:port/db or redis+unix:///path)"
+                "invalid Redis URL (expected redis://host:port/db, rediss://host:port/db for TLS, \
+                 or redis+unix:///path)"
             }
             Self::PrefixTooLong => "Redis key prefix is longer than 256 bytes",
             Self::ZeroTimeout => "Redis timeouts must be greater than zero",
+            Self::TlsUnsupported => {
+                "a rediss:// (TLS) URL needs mrtr-std built with the `redis-tls` feature"
+            }
+            Self::TlsWithoutRediss => {
+                "TLS certificates were given, but the Redis URL is not rediss:// (TLS)"
+            }
+            Self::TlsInsecure => {
+                "the Redis URL turns TLS certificate verification off (#insecure): refused; \
+                 give the server's CA with the TLS root certificates instead"
+            }
+            Self::BadTlsMaterial => {
+                "a Redis TLS certificate or key does not parse (expected PEM: certificates, and \
+                 one private key for a client certificate)"
+            }
         })
     }
 }
@@ -185,12 +211,35 @@ impl Settings {
 pub struct RedisReplayCacheBuilder {
     url: String,
     settings: Settings,
+    tls: tls::TlsMaterial,
 }
 
 impl RedisReplayCacheBuilder {
     /// Key prefix (default [`DEFAULT_PREFIX`]); lets several servers share one Redis.
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
         self.settings.prefix = prefix.into();
+        self
+    }
+
+    /// Trusts these PEM certificates (one or more: a managed service's CA bundle, a private
+    /// CA) for a `rediss://` URL instead of the system's roots. Feature `redis-tls`; see
+    /// [`tls`].
+    #[cfg(feature = "redis-tls")]
+    pub fn tls_root_certificates(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.tls.roots = Some(pem.into());
+        self
+    }
+
+    /// Presents a client certificate to a `rediss://` server that asks for one (mutual TLS):
+    /// `cert_pem` the certificate chain, `key_pem` its private key (PKCS#8, PKCS#1 or SEC1
+    /// PEM; the cache's copy is zeroized when dropped). Feature `redis-tls`.
+    #[cfg(feature = "redis-tls")]
+    pub fn tls_client_certificate(
+        mut self,
+        cert_pem: impl Into<Vec<u8>>,
+        key_pem: impl Into<Vec<u8>>,
+    ) -> Self {
+        self.tls.client = Some((cert_pem.into(), zeroize::Zeroizing::new(key_pem.into())));
         self
     }
 
@@ -277,7 +326,7 @@ impl RedisReplayCacheBuilder {
         {
             return Err(RedisConfigError::ZeroTimeout);
         }
-        Client::open(self.url.as_str()).map_err(|_| RedisConfigError::BadUrl)
+        tls::client(&self.url, &self.tls)
     }
 
     /// The blocking variant, a synchronous [`mrtr_core::replay::ReplayCache`] for servers
@@ -335,6 +384,7 @@ impl RedisReplayCache {
     pub fn builder(url: impl Into<String>) -> RedisReplayCacheBuilder {
         RedisReplayCacheBuilder {
             url: url.into(),
+            tls: tls::TlsMaterial::default(),
             settings: Settings {
                 prefix: DEFAULT_PREFIX.to_owned(),
                 connect_timeout: DEFAULT_CONNECT_TIMEOUT,
@@ -436,7 +486,13 @@ impl RedisReplayCache {
         let mut conn = match attempt {
             Ok(Ok(conn)) => conn,
             Ok(Err(e)) => {
-                tracing::warn!(target: "mrtr", error_kind = ?e.kind(), "replay store: cannot connect to Redis");
+                match tls::failure(&e) {
+                    Some(tls_error) => tracing::warn!(target: "mrtr", %tls_error,
+                        "replay store: the TLS handshake with Redis failed (its certificate is not \
+                         trusted or not for this host, or it refused ours)"),
+                    None => tracing::warn!(target: "mrtr", error_kind = ?e.kind(),
+                        "replay store: cannot connect to Redis"),
+                }
                 return Err(self.connect_failed());
             }
             Err(_) => {
