@@ -172,7 +172,7 @@ SERVER_PREFIX="${MEMCHECK[*]} --log-file=$RUN/memcheck-default.vg" START_TRIES=6
     start_server memcheck-default; MEMCHECK_DEFAULT_URL="$URL"
 SERVER_PREFIX="${MEMCHECK[*]} --log-file=$RUN/memcheck-awslc.vg" START_TRIES=600 \
     start_server memcheck-awslc --cipher aws-lc-aes-256-gcm-siv --nonce-source fast \
-    --redis-url "redis://127.0.0.1:$REDIS_PORT/" --redis-prefix "memcheck:" \
+    --redis-url "rediss://127.0.0.1:$REDIS_TLS_PORT/" --redis-ca-file "$TLS/ca.pem" --redis-prefix "memcheck:" \
     --redis-connect-timeout-ms 20000 --redis-command-timeout-ms 10000; MEMCHECK_AWSLC_URL="$URL"
 
 export MRTR_SERVER_URL="$MAIN_URL" MRTR_SHORT_TTL_URL="$SHORT_URL" \
@@ -296,7 +296,7 @@ under_memcheck() {
 }
 step "memcheck: default configuration (valgrind, SDK flows and wire cases, 0 errors)" \
     under_memcheck default "$MEMCHECK_DEFAULT_URL"
-step "memcheck: aws-lc AES-256-GCM-SIV + Redis replay cache (valgrind, 0 errors)" \
+step "memcheck: aws-lc AES-256-GCM-SIV + Redis over TLS (valgrind, 0 errors)" \
     under_memcheck awslc "$MEMCHECK_AWSLC_URL"
 
 for name in "${!SERVER_PID[@]}"; do
