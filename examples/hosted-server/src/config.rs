@@ -59,6 +59,17 @@ pub struct Config {
     #[arg(long)]
     pub addr_file: Option<PathBuf>,
 
+    /// A `Host` the server answers besides the loopback ones (localhost, 127.0.0.1, ::1):
+    /// the name (or `name:port`) clients and any proxy in front use. Repeatable. Requests
+    /// naming any other host get 403 (rmcp's DNS-rebinding protection).
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    pub allowed_hosts: Vec<String>,
+
+    /// A browser `Origin` allowed to call the server (`https://app.example:443`, `:*` for any
+    /// port). Repeatable; with none, `Origin` is not checked.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    pub allowed_origins: Vec<String>,
+
     /// Serve one client on stdin/stdout instead of HTTP (anonymous caller).
     #[arg(long)]
     pub stdio: bool,

@@ -24,12 +24,36 @@ use crate::admin::{self, Admin};
 use crate::auth::{self, TokenMap};
 use crate::server::{App, Hosted};
 
+/// Which `Host` and `Origin` headers `/mcp` accepts.
+#[derive(Clone, Debug, Default)]
+pub struct Exposure {
+    /// Hosts besides rmcp's loopback defaults.
+    pub hosts: Vec<String>,
+    /// Browser origins (none: `Origin` is not checked).
+    pub origins: Vec<String>,
+}
+
+impl Exposure {
+    /// rmcp's transport configuration with these hosts and origins.
+    fn apply(&self, config: StreamableHttpServerConfig) -> StreamableHttpServerConfig {
+        let mut hosts = config.allowed_hosts.clone();
+        hosts.extend(self.hosts.iter().cloned());
+        let config = config.with_allowed_hosts(hosts);
+        if self.origins.is_empty() {
+            config
+        } else {
+            config.with_allowed_origins(self.origins.iter().cloned())
+        }
+    }
+}
+
 /// The router serving `/mcp`, `/healthz` and `/readyz`.
 pub fn router(
     app: Arc<App>,
     tokens: Arc<TokenMap>,
     admin_token: Option<String>,
     session_idle: Duration,
+    exposure: &Exposure,
     shutdown: &CancellationToken,
 ) -> Router {
     let admin = admin_token.map(|token| Admin {
@@ -59,7 +83,8 @@ pub fn router(
             move || Ok(Hosted::new(app.clone(), tools.clone()))
         },
         sessions,
-        StreamableHttpServerConfig::default()
+        exposure
+            .apply(StreamableHttpServerConfig::default())
             .with_legacy_session_mode(true)
             .with_json_response(true)
             .with_cancellation_token(shutdown.child_token()),

@@ -175,11 +175,21 @@ async fn serve_http(config: &Config, app: Arc<App>) -> anyhow::Result<()> {
     if config.admin_token.is_none() {
         tracing::info!("no --admin-token: the revocation endpoints are off");
     }
+    let exposure = http::Exposure {
+        hosts: config.allowed_hosts.clone(),
+        origins: config.allowed_origins.clone(),
+    };
+    if !config.listen.ip().is_loopback() && exposure.hosts.is_empty() {
+        tracing::warn!(listen = %config.listen,
+            "listening beyond loopback, but only loopback Host headers are allowed: requests \
+             by name or through a proxy get 403; name the public host with --allowed-host");
+    }
     let router = http::router(
         app,
         Arc::new(tokens),
         config.admin_token.clone(),
         std::time::Duration::from_millis(config.session_idle_ms),
+        &exposure,
         &shutdown,
     );
     let listener = tokio::net::TcpListener::bind(config.listen)

@@ -1,8 +1,10 @@
 """Operating the server: /metrics, /readyz, failing fast on a replay store that cannot serve
-(unless started degraded), and keys reloaded without a restart through the three phases of a
-rotation (SIGHUP), with in-flight tokens opening at every step."""
+(unless started degraded), keys reloaded without a restart through the three phases of a
+rotation (SIGHUP), with in-flight tokens opening at every step, and serving a public host name
+(--allowed-host) without giving up DNS-rebinding protection."""
 
 import base64
+import json
 import os
 import signal
 import socket
@@ -14,7 +16,7 @@ import urllib.request
 
 import pytest
 
-from wire import accept, assert_rejected, call_tool, result
+from wire import VERSION, accept, assert_rejected, call_tool, meta, result
 
 STATEFUL = "test_input_required_result_request_state"
 CONFIRM = {"confirm": accept(ok=True)}
@@ -44,12 +46,12 @@ def get(url: str):
 class Server:
     """The server binary on a free port, with `args` and extra environment."""
 
-    def __init__(self, args, env=None):
+    def __init__(self, args, env=None, listen="127.0.0.1:0"):
         self.dir = tempfile.mkdtemp(prefix="mrtr-ops-")
         addr = os.path.join(self.dir, "addr")
         self.log = open(os.path.join(self.dir, "log"), "w+")
         self.proc = subprocess.Popen(
-            [binary(), "--listen", "127.0.0.1:0", "--addr-file", addr, *args],
+            [binary(), "--listen", listen, "--addr-file", addr, *args],
             env={**os.environ, "RUST_LOG": "info", **(env or {})},
             stdout=subprocess.DEVNULL, stderr=self.log)
         for _ in range(200):
@@ -103,6 +105,57 @@ def test_metrics_count_what_happens_and_readiness_is_separate_from_liveness(serv
     assert sample(text, "mrtr_resumes_total", method="tools/call", outcome="replayed") >= 1, text
     assert "mrtr_key_seals_remaining" in text
     assert state not in text
+
+
+def list_tools(url: str, host: str | None = None, origin: str | None = None) -> int:
+    """The HTTP status of a tools/list naming `host` in its Host header (and `origin`)."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+                       "params": {"_meta": meta()}})
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+               "MCP-Protocol-Version": VERSION, "Mcp-Method": "tools/list"}
+    if host:
+        headers["Host"] = host
+    if origin:
+        headers["Origin"] = origin
+    req = urllib.request.Request(url, data=body.encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def test_a_public_host_name_is_served_only_once_allowed_and_rebinding_stays_refused():
+    # Behind a proxy or a DNS name, requests carry that name as Host.
+    plain = Server([])
+    try:
+        assert list_tools(plain.url) == 200
+        assert list_tools(plain.url, host="mcp.example.com") == 403
+    finally:
+        plain.stop()
+    named = Server(["--allowed-host", "mcp.example.com", "--allowed-origin", "https://app.example.com:443"])
+    try:
+        assert list_tools(named.url, host="mcp.example.com") == 200
+        assert list_tools(named.url) == 200  # loopback still served
+        # Any other name is still a DNS-rebinding attempt.
+        assert list_tools(named.url, host="attacker.example") == 403
+        assert list_tools(named.url, host="mcp.example.com", origin="https://app.example.com") == 200
+        assert list_tools(named.url, host="mcp.example.com", origin="https://evil.example") == 403
+    finally:
+        named.stop()
+
+
+def test_listening_beyond_loopback_without_an_allowed_host_warns():
+    server = Server([], listen="0.0.0.0:0")
+    try:
+        assert "--allowed-host" in server.output(), server.output()
+    finally:
+        server.stop()
+    server = Server(["--allowed-host", "mcp.example.com"], listen="0.0.0.0:0")
+    try:
+        assert "--allowed-host" not in server.output(), server.output()
+    finally:
+        server.stop()
 
 
 def test_an_unreachable_redis_fails_fast_unless_started_degraded():
