@@ -212,6 +212,33 @@ const fn specials(word: u64) -> u64 {
         | (word.wrapping_sub(ONES * 0x20) & !word & HIGH)
 }
 
+/// The string at `at` when its raw text is under eight bytes without an escape and the text
+/// goes on for a word after its opening quote (most member names, and many values): where it
+/// ends, its bytes as a little-endian word, and its length. `None` for any other string,
+/// which the full scan reads.
+#[inline(always)]
+fn short_string(text: &[u8], at: usize) -> Option<(usize, u64, usize)> {
+    let word = u64::from_le_bytes(*text.get(at + 1..)?.first_chunk::<8>()?);
+    let marks = specials(word);
+    if marks == 0 {
+        return None;
+    }
+    let len = (marks.trailing_zeros() / 8) as usize;
+    if (word >> (8 * len)) as u8 != b'"' {
+        return None;
+    }
+    Some((at + len + 2, word & ((1 << (8 * len)) - 1), len))
+}
+
+/// Where the whitespace at `at` ends.
+#[inline(never)]
+fn skip_ws(text: &[u8], mut at: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = text.get(at) {
+        at += 1;
+    }
+    at
+}
+
 /// The first eight bytes of `bytes` as a little-endian word, zero-padded.
 const fn head(bytes: &[u8]) -> u64 {
     let mut word = 0;
@@ -221,6 +248,32 @@ const fn head(bytes: &[u8]) -> u64 {
         word = (word << 8) | bytes[i] as u64;
     }
     word
+}
+
+/// A violation's kind as the scan's functions return it, one word wide: a
+/// `Result<usize, Stop>` (where a value ends, or why the scan stops) comes back in two
+/// registers, where one with the byte-wide [`ViolationKind`] goes through memory, and the
+/// scan returns one for every value.
+#[derive(Clone, Copy)]
+#[repr(usize)]
+enum Stop {
+    NotJson,
+    DuplicateName,
+    LossyNumber,
+    LoneSurrogate,
+    TooDeep,
+}
+
+impl From<Stop> for ViolationKind {
+    fn from(stop: Stop) -> Self {
+        match stop {
+            Stop::NotJson => Self::NotJson,
+            Stop::DuplicateName => Self::DuplicateName,
+            Stop::LossyNumber => Self::LossyNumber,
+            Stop::LoneSurrogate => Self::LoneSurrogate,
+            Stop::TooDeep => Self::TooDeep,
+        }
+    }
 }
 
 /// Path segment of the value being scanned.
@@ -306,22 +359,22 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
     fn run(mut self) -> Result<Envelope<'a>, Violation> {
         match self.message() {
             Ok(()) => Ok(self.envelope),
-            Err(kind) => Err(self.violation(kind)),
+            Err(stop) => Err(self.violation(stop.into())),
         }
     }
 
-    fn message(&mut self) -> Result<(), ViolationKind> {
+    fn message(&mut self) -> Result<(), Stop> {
         let at = self.ws(0);
         let at = self.value(at, 0, Role::Message)?;
         if self.ws(at) != self.text.len() {
-            return Err(ViolationKind::NotJson);
+            return Err(Stop::NotJson);
         }
         // Without `PATH` no string checked its UTF-8: the text split at ASCII quotes is UTF-8
         // exactly when the whole is, and the whole is ASCII (so UTF-8) when no string had a
         // high bit (every byte outside strings was JSON's own ASCII). With `PATH`, each
         // string was checked where it ends, so that the first violation is the one reported.
         if !PATH && self.bytes_seen & HIGH != 0 && std::str::from_utf8(self.text).is_err() {
-            return Err(ViolationKind::NotJson);
+            return Err(Stop::NotJson);
         }
         Ok(())
     }
@@ -349,17 +402,18 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
 
     /// Where the whitespace at `at` ends.
     #[inline(always)]
-    fn ws(&self, mut at: usize) -> usize {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.text.get(at) {
-            at += 1;
+    fn ws(&self, at: usize) -> usize {
+        // Compact text has none: one test, and the loop only where there is some.
+        match self.text.get(at) {
+            Some(b' ' | b'\t' | b'\n' | b'\r') => skip_ws(self.text, at),
+            _ => at,
         }
-        at
     }
 
     /// The value at `at` (its whitespace skipped); returns where it ends. `depth` counts the
     /// arrays and objects it is in.
     #[inline(always)]
-    fn value(&mut self, at: usize, depth: usize, role: Role) -> Result<usize, ViolationKind> {
+    fn value(&mut self, at: usize, depth: usize, role: Role) -> Result<usize, Stop> {
         match self.text.get(at) {
             Some(b'"') if role == Role::Method => self.method(at),
             Some(b'"') => self.string(at),
@@ -369,20 +423,20 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
             Some(b'f') => self.literal(at, b"false"),
             Some(b'n') => self.literal(at, b"null"),
             Some(b'-' | b'0'..=b'9') => self.number(at),
-            _ => Err(ViolationKind::NotJson),
+            _ => Err(Stop::NotJson),
         }
     }
 
-    fn literal(&self, at: usize, word: &[u8]) -> Result<usize, ViolationKind> {
+    fn literal(&self, at: usize, word: &[u8]) -> Result<usize, Stop> {
         match self.text.get(at..at + word.len()) {
             Some(w) if w == word => Ok(at + word.len()),
-            _ => Err(ViolationKind::NotJson),
+            _ => Err(Stop::NotJson),
         }
     }
 
-    fn object(&mut self, at: usize, depth: usize, role: Role) -> Result<usize, ViolationKind> {
+    fn object(&mut self, at: usize, depth: usize, role: Role) -> Result<usize, Stop> {
         if depth > MAX_DEPTH {
-            return Err(ViolationKind::TooDeep);
+            return Err(Stop::TooDeep);
         }
         let mut at = self.ws(at + 1);
         if self.text.get(at) == Some(&b'}') {
@@ -393,50 +447,22 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
         let mut many: Option<HashSet<Cow<'a, [u8]>>> = None;
         loop {
             if self.text.get(at) != Some(&b'"') {
-                return Err(ViolationKind::NotJson);
+                return Err(Stop::NotJson);
             }
             let mark = self.unescaped.len();
             let name;
             (at, name) = self.name(at)?;
             let child = match role {
-                Role::Message if self.is(&name, METHOD, b"method") => Role::Method,
-                Role::Message if self.is(&name, PARAMS, b"params") => Role::Params,
-                Role::Params if self.is(&name, head(b"requestState"), b"requestState") => {
-                    Role::RequestState
-                }
-                _ => Role::Plain,
+                Role::Plain => Role::Plain,
+                _ => self.role(role, &name),
             };
             if PATH {
                 self.path.push(Seg::Name(self.cow(&name)));
             }
-            match &mut many {
-                None if self.names.len() - base < LINEAR_NAMES => {
-                    let seen = self.names.get(base..).unwrap_or_default();
-                    if seen.iter().any(|n| self.same(n, &name)) {
-                        return Err(ViolationKind::DuplicateName);
-                    }
-                    self.names.push(name);
-                }
-                None => {
-                    let seen = self.names.get(base..).unwrap_or_default();
-                    let mut set: HashSet<Cow<'a, [u8]>> =
-                        seen.iter().map(|n| self.cow(n)).collect();
-                    if !set.insert(self.cow(&name)) {
-                        return Err(ViolationKind::DuplicateName);
-                    }
-                    many = Some(set);
-                }
-                Some(set) => {
-                    if !set.insert(self.cow(&name)) {
-                        return Err(ViolationKind::DuplicateName);
-                    }
-                    // The set holds its own copy.
-                    self.unescaped.truncate(mark);
-                }
-            }
+            self.add(base, name, &mut many, mark)?;
             at = self.ws(at);
             if self.text.get(at) != Some(&b':') {
-                return Err(ViolationKind::NotJson);
+                return Err(Stop::NotJson);
             }
             at = self.ws(at + 1);
             if child == Role::RequestState {
@@ -457,14 +483,76 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
                     self.unescaped.truncate(unescaped_base);
                     return Ok(at + 1);
                 }
-                _ => return Err(ViolationKind::NotJson),
+                _ => return Err(Stop::NotJson),
             }
         }
     }
 
-    fn array(&mut self, at: usize, depth: usize) -> Result<usize, ViolationKind> {
+    /// The role of the member `name` of an object playing `role` (not [`Role::Plain`]).
+    #[inline(never)]
+    fn role(&self, role: Role, name: &Name) -> Role {
+        match role {
+            Role::Message if self.is(name, METHOD, b"method") => Role::Method,
+            Role::Message if self.is(name, PARAMS, b"params") => Role::Params,
+            Role::Params if self.is(name, head(b"requestState"), b"requestState") => {
+                Role::RequestState
+            }
+            _ => Role::Plain,
+        }
+    }
+
+    /// Adds `name` to the names of the object whose names start at `base` in `names` (or
+    /// are in `many`, past [`LINEAR_NAMES`]), refusing a duplicate. `mark`: the length of
+    /// `unescaped` before the name.
+    #[inline(always)]
+    fn add(
+        &mut self,
+        base: usize,
+        name: Name,
+        many: &mut Option<HashSet<Cow<'a, [u8]>>>,
+        mark: usize,
+    ) -> Result<(), Stop> {
+        let seen = self.names.get(base..).unwrap_or_default();
+        if many.is_some() || seen.len() >= LINEAR_NAMES {
+            return self.add_many(base, name, many, mark);
+        }
+        for n in seen {
+            if n.head == name.head && n.len == name.len && (n.len <= 8 || self.same(n, &name)) {
+                return Err(Stop::DuplicateName);
+            }
+        }
+        self.names.push(name);
+        Ok(())
+    }
+
+    /// [`Scan::add`] past [`LINEAR_NAMES`] names: through the hash set.
+    #[inline(never)]
+    fn add_many(
+        &mut self,
+        base: usize,
+        name: Name,
+        many: &mut Option<HashSet<Cow<'a, [u8]>>>,
+        mark: usize,
+    ) -> Result<(), Stop> {
+        let new = self.cow(&name);
+        let set = match many {
+            Some(set) => set,
+            None => {
+                let seen = self.names.get(base..).unwrap_or_default();
+                many.insert(seen.iter().map(|n| self.cow(n)).collect())
+            }
+        };
+        if !set.insert(new) {
+            return Err(Stop::DuplicateName);
+        }
+        // The set holds its own copy.
+        self.unescaped.truncate(mark);
+        Ok(())
+    }
+
+    fn array(&mut self, at: usize, depth: usize) -> Result<usize, Stop> {
         if depth > MAX_DEPTH {
-            return Err(ViolationKind::TooDeep);
+            return Err(Stop::TooDeep);
         }
         let mut at = self.ws(at + 1);
         if self.text.get(at) == Some(&b']') {
@@ -484,7 +572,7 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
             match self.text.get(at) {
                 Some(b',') => at = self.ws(at + 1),
                 Some(b']') => return Ok(at + 1),
-                _ => return Err(ViolationKind::NotJson),
+                _ => return Err(Stop::NotJson),
             }
         }
     }
@@ -496,8 +584,10 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
             && (name.len <= 8 || self.bytes(name) == word)
     }
 
+    /// Whether two names of the same head and length are the same.
+    #[inline(never)]
     fn same(&self, a: &Name, b: &Name) -> bool {
-        a.head == b.head && a.len == b.len && (a.len <= 8 || self.bytes(a) == self.bytes(b))
+        self.bytes(a) == self.bytes(b)
     }
 
     /// The unescaped bytes of `name`.
@@ -546,16 +636,31 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
 
     /// Checks the UTF-8 of a string's raw text (with `PATH`; without, [`Scan::message`]
     /// checks the whole text once).
-    fn utf8(&self, start: usize, end: usize) -> Result<(), ViolationKind> {
+    fn utf8(&self, start: usize, end: usize) -> Result<(), Stop> {
         match self.text.get(start..end).map(std::str::from_utf8) {
             Some(Ok(_)) => Ok(()),
-            _ => Err(ViolationKind::NotJson),
+            _ => Err(Stop::NotJson),
+        }
+    }
+
+    /// A short string's UTF-8: checked with `PATH`, else noted for [`Scan::message`].
+    #[inline(always)]
+    fn short_checked(&mut self, start: usize, len: usize, bytes: u64) -> Result<(), Stop> {
+        if PATH {
+            self.utf8(start, start + len)
+        } else {
+            self.bytes_seen |= bytes;
+            Ok(())
         }
     }
 
     /// The string at `at`, checked; returns where it ends.
     #[inline(always)]
-    fn string(&mut self, at: usize) -> Result<usize, ViolationKind> {
+    fn string(&mut self, at: usize) -> Result<usize, Stop> {
+        if let Some((next, bytes, len)) = short_string(self.text, at) {
+            self.short_checked(at + 1, len, bytes)?;
+            return Ok(next);
+        }
         let start = at + 1;
         let end = self.plain(start);
         if self.text.get(end) == Some(&b'"') {
@@ -569,7 +674,17 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
 
     /// The member name at `at`, checked; returns where it ends, and the name.
     #[inline(always)]
-    fn name(&mut self, at: usize) -> Result<(usize, Name), ViolationKind> {
+    fn name(&mut self, at: usize) -> Result<(usize, Name), Stop> {
+        if let Some((next, head, len)) = short_string(self.text, at) {
+            self.short_checked(at + 1, len, head)?;
+            let name = Name {
+                head,
+                len,
+                from: at + 1,
+                escaped: false,
+            };
+            return Ok((next, name));
+        }
         let start = at + 1;
         let mut end = self.plain(start);
         let next = if self.text.get(end) == Some(&b'"') {
@@ -611,7 +726,7 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
     }
 
     /// The message's `method` string at `at`, kept in the envelope; returns where it ends.
-    fn method(&mut self, at: usize) -> Result<usize, ViolationKind> {
+    fn method(&mut self, at: usize) -> Result<usize, Stop> {
         let start = at + 1;
         let end = self.plain(start);
         let mark = self.unescaped.len();
@@ -638,14 +753,14 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
         start: usize,
         mut at: usize,
         unescape: bool,
-    ) -> Result<Rest, ViolationKind> {
+    ) -> Result<Rest, Stop> {
         let text = self.text;
         // Start of the run of plain bytes since the last escape.
         let mut run = start;
         let mut escaped = false;
         loop {
             let Some(&b) = text.get(at) else {
-                return Err(ViolationKind::NotJson);
+                return Err(Stop::NotJson);
             };
             match b {
                 b'"' => {
@@ -678,7 +793,7 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
                     }
                     run = at;
                 }
-                0x00..=0x1f => return Err(ViolationKind::NotJson),
+                0x00..=0x1f => return Err(Stop::NotJson),
                 // Plain, within the text's last seven bytes.
                 _ => {
                     self.bytes_seen |= u64::from(b);
@@ -690,9 +805,9 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
     }
 
     /// The escape at `at` (its backslash just before): where it ends, and its character.
-    fn escape(&self, at: usize) -> Result<(usize, char), ViolationKind> {
+    fn escape(&self, at: usize) -> Result<(usize, char), Stop> {
         let Some(&e) = self.text.get(at) else {
-            return Err(ViolationKind::NotJson);
+            return Err(Stop::NotJson);
         };
         let c = match e {
             b'"' => '"',
@@ -704,20 +819,20 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
             b'r' => '\r',
             b't' => '\t',
             b'u' => return self.unicode_escape(at + 1),
-            _ => return Err(ViolationKind::NotJson),
+            _ => return Err(Stop::NotJson),
         };
         Ok((at + 1, c))
     }
 
     /// The four hex digits at `at`, as a number.
-    fn hex4(&self, at: usize) -> Result<u32, ViolationKind> {
+    fn hex4(&self, at: usize) -> Result<u32, Stop> {
         let Some(digits) = self.text.get(at..).and_then(|t| t.first_chunk::<4>()) else {
-            return Err(ViolationKind::NotJson);
+            return Err(Stop::NotJson);
         };
         let mut value = 0;
         for &d in digits {
             let Some(v) = char::from(d).to_digit(16) else {
-                return Err(ViolationKind::NotJson);
+                return Err(Stop::NotJson);
             };
             value = (value << 4) | v;
         }
@@ -726,32 +841,32 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
 
     /// The `\u` escape whose digits are at `at`, joining a surrogate pair: where it ends, and
     /// its character.
-    fn unicode_escape(&self, at: usize) -> Result<(usize, char), ViolationKind> {
+    fn unicode_escape(&self, at: usize) -> Result<(usize, char), Stop> {
         let first = self.hex4(at)?;
         let mut at = at + 4;
         let code = match first {
             0xD800..=0xDBFF => {
                 if self.text.get(at..at + 2) != Some(b"\\u") {
-                    return Err(ViolationKind::LoneSurrogate);
+                    return Err(Stop::LoneSurrogate);
                 }
                 let second = self.hex4(at + 2)?;
                 at += 6;
                 if !(0xDC00..=0xDFFF).contains(&second) {
-                    return Err(ViolationKind::LoneSurrogate);
+                    return Err(Stop::LoneSurrogate);
                 }
                 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
             }
-            0xDC00..=0xDFFF => return Err(ViolationKind::LoneSurrogate),
+            0xDC00..=0xDFFF => return Err(Stop::LoneSurrogate),
             c => c,
         };
         match char::from_u32(code) {
             Some(c) => Ok((at, c)),
-            None => Err(ViolationKind::LoneSurrogate),
+            None => Err(Stop::LoneSurrogate),
         }
     }
 
     /// The number at `at`, checked; returns where it ends.
-    fn number(&self, start: usize) -> Result<usize, ViolationKind> {
+    fn number(&self, start: usize) -> Result<usize, Stop> {
         let mut at = start;
         if self.text.get(at) == Some(&b'-') {
             at += 1;
@@ -760,14 +875,14 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
         match self.text.get(at) {
             Some(b'0') => at += 1,
             Some(b'1'..=b'9') => at = self.digits(at),
-            _ => return Err(ViolationKind::NotJson),
+            _ => return Err(Stop::NotJson),
         }
         let int_len = at - int_start;
         let mut integer = true;
         if self.text.get(at) == Some(&b'.') {
             integer = false;
             if !matches!(self.text.get(at + 1), Some(b'0'..=b'9')) {
-                return Err(ViolationKind::NotJson);
+                return Err(Stop::NotJson);
             }
             at = self.digits(at + 1);
         }
@@ -778,7 +893,7 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
                 at += 1;
             }
             if !matches!(self.text.get(at), Some(b'0'..=b'9')) {
-                return Err(ViolationKind::NotJson);
+                return Err(Stop::NotJson);
             }
             at = self.digits(at);
         }
@@ -792,7 +907,7 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
         if number_is_exact(lit.unwrap_or("")) {
             Ok(at)
         } else {
-            Err(ViolationKind::LossyNumber)
+            Err(Stop::LossyNumber)
         }
     }
 
