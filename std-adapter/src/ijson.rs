@@ -276,6 +276,10 @@ impl From<Stop> for ViolationKind {
     }
 }
 
+/// The JSON-RPC methods that can pause (see [`crate::jsonrpc::Method`]), the ones whose
+/// envelope matters.
+const PAUSABLE: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
+
 /// Path segment of the value being scanned.
 enum Seg<'a> {
     Name(Cow<'a, [u8]>),
@@ -739,7 +743,11 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
         } else {
             let text: &'a [u8] = self.text;
             let raw = text.get(start..rest.next - 1).unwrap_or_default();
-            std::str::from_utf8(raw).ok().map(Cow::Borrowed)
+            // The methods that pause are named by constants, which need no UTF-8 check.
+            match PAUSABLE.iter().find(|m| m.as_bytes() == raw) {
+                Some(m) => Some(Cow::Borrowed(*m)),
+                None => std::str::from_utf8(raw).ok().map(Cow::Borrowed),
+            }
         };
         Ok(rest.next)
     }
@@ -865,8 +873,23 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
         }
     }
 
-    /// The number at `at`, checked; returns where it ends.
+    /// The number at `start`, checked; returns where it ends.
+    #[inline(always)]
     fn number(&self, start: usize) -> Result<usize, Stop> {
+        // A positive integer of up to 15 digits (ids, counts) is exact: read here, at once.
+        let text = self.text;
+        if let Some(b'1'..=b'9') = text.get(start) {
+            let end = self.digits(start + 1);
+            if end - start <= 15 && !matches!(text.get(end), Some(b'.' | b'e' | b'E')) {
+                return Ok(end);
+            }
+        }
+        self.any_number(start)
+    }
+
+    /// [`Scan::number`] past the short integers.
+    #[inline(never)]
+    fn any_number(&self, start: usize) -> Result<usize, Stop> {
         let mut at = start;
         if self.text.get(at) == Some(&b'-') {
             at += 1;
