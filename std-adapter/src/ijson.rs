@@ -326,6 +326,9 @@ struct Rest {
     escaped: bool,
 }
 
+/// One scan of a text, from its first byte: the scan's functions take the position they
+/// start at and return where they end. With `PATH`, the path to each value is kept, for the
+/// violation.
 struct Scan<'a, const PATH: bool> {
     text: &'a [u8],
     /// Member names of the objects being scanned, innermost last (an object past
@@ -1655,6 +1658,22 @@ mod tests {
             .as_bytes(),
         );
         [fresh.to_vec(), resume]
+    }
+
+    #[test]
+    fn the_pausable_methods_are_the_jsonrpc_ones() {
+        let names: Vec<&str> = crate::jsonrpc::Method::ALL
+            .iter()
+            .map(|m| m.as_str())
+            .collect();
+        assert_eq!(names, PAUSABLE);
+        for method in PAUSABLE {
+            let text = format!(r#"{{"method":"{method}"}}"#);
+            assert_eq!(
+                scan(text.as_bytes()).unwrap().method.as_deref(),
+                Some(method)
+            );
+        }
     }
 
     #[test]
