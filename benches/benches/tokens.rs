@@ -293,18 +293,31 @@ fn parts(c: &mut Criterion) {
         })
     });
     // The hosted server's precheck of a request body (I-JSON and the envelope, no tree), and
-    // a serde_json parse of the same body into a Value for scale. The body is the end-to-end
-    // benchmark's resume request (ci/bench-e2e.lua) with a token of the hosted default's size.
+    // a serde_json parse of the same body into a Value for scale. The bodies are the end-to-end
+    // benchmark's fresh call and resume request (ci/bench-e2e.lua), the resume with a token of
+    // the hosted default's size.
+    for body in [fresh_body(), resume_body()] {
+        g.bench_function(BenchmarkId::new("precheck", body.len()), |b| {
+            b.iter(|| {
+                let checked =
+                    mrtr_std::jsonrpc::precheck_bytes(black_box(&body), ErrorDetail::Uniform);
+                black_box(matches!(checked.outcome, mrtr_std::jsonrpc::Precheck::Pass))
+            })
+        });
+    }
     let body = resume_body();
-    g.bench_function(BenchmarkId::new("precheck", body.len()), |b| {
-        b.iter(|| {
-            let checked = mrtr_std::jsonrpc::precheck_bytes(black_box(&body), ErrorDetail::Uniform);
-            black_box(matches!(checked.outcome, mrtr_std::jsonrpc::Precheck::Pass))
-        })
-    });
     g.bench_function(BenchmarkId::new("value-parse", body.len()), |b| {
         b.iter(|| black_box(serde_json::from_slice::<serde_json::Value>(black_box(&body)).is_ok()))
     });
+}
+
+/// The end-to-end benchmark's fresh `tools/call` request body.
+fn fresh_body() -> Vec<u8> {
+    b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"book_table\",\
+      \"arguments\":{\"party_size\":4},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\
+      \"2026-07-28\",\"io.modelcontextprotocol/clientInfo\":{\"name\":\"bench-e2e\",\"version\":\"1\"},\
+      \"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{}}}}}"
+        .to_vec()
 }
 
 /// The end-to-end benchmark's resume request body, with a 195-character token.
