@@ -30,10 +30,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
+use bytes::{Buf, Bytes};
 use http::{Method, Request, Response, StatusCode, header};
 use http_body::Body;
-use http_body_util::{BodyExt, Either, Full, Limited};
+use http_body_util::{Either, Full};
 use mrtr_std::core::ErrorDetail;
 use mrtr_std::ijson::Violation;
 use mrtr_std::jsonrpc::{Precheck, precheck_bytes};
@@ -155,22 +155,24 @@ impl<S> Layer<S> for PrecheckLayer {
 
     fn layer(&self, inner: S) -> Self::Service {
         PrecheckService {
-            inner: Arc::new(inner),
+            inner,
             layer: self.clone(),
         }
     }
 }
 
-/// The service [`PrecheckLayer`] wraps around rmcp's HTTP service. Cloning it is cheap (two
-/// reference counts): each request clones the inner service once, and readies that clone
-/// before calling it.
+/// The service [`PrecheckLayer`] wraps around rmcp's HTTP service. Cloning it clones the
+/// inner service; readiness is the inner service's, and each call takes the readied inner
+/// service along (a fresh clone waits for the next `poll_ready`), the usual tower pattern. The
+/// response future is a plain state machine: nothing is boxed per request but an admission
+/// hook's future.
 #[derive(Debug)]
 pub struct PrecheckService<S> {
-    inner: Arc<S>,
+    inner: S,
     layer: PrecheckLayer,
 }
 
-impl<S> Clone for PrecheckService<S> {
+impl<S: Clone> Clone for PrecheckService<S> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
@@ -203,77 +205,432 @@ fn error_response<B>(raw: &[u8], error: Value) -> Response<ResponseBody<B>> {
     )
 }
 
+/// The answer to a body that is too large or cannot be read.
+fn too_large<B>() -> Response<ResponseBody<B>> {
+    respond(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        json!({"error": "request body too large or unreadable"}),
+    )
+}
+
+/// A body being read: its first chunk kept as it is (the whole body, for a small request),
+/// further chunks copied after it.
+#[derive(Default)]
+struct Buffered {
+    first: Option<Bytes>,
+    rest: Vec<u8>,
+}
+
+impl Buffered {
+    fn len(&self) -> usize {
+        self.first.as_ref().map_or(0, Bytes::len) + self.rest.len()
+    }
+
+    fn push(&mut self, chunk: Bytes) {
+        match &self.first {
+            None => self.first = Some(chunk),
+            Some(first) => {
+                if self.rest.is_empty() {
+                    self.rest.extend_from_slice(first);
+                }
+                self.rest.extend_from_slice(&chunk);
+            }
+        }
+    }
+
+    fn into_bytes(self) -> Bytes {
+        if self.rest.is_empty() {
+            self.first.unwrap_or_default()
+        } else {
+            Bytes::from(self.rest)
+        }
+    }
+}
+
+/// What a request still needs before the inner service answers it.
+enum Next<S> {
+    /// Hand it on.
+    Call(Request<Full<Bytes>>, S),
+    /// An admission hook decides first.
+    Admit(Admitting<S>),
+    /// Answered here.
+    Answer,
+}
+
+/// A request waiting for its admission hook.
+struct Admitting<S> {
+    hook: Pin<Box<dyn Future<Output = Admission> + Send>>,
+    parts: http::request::Parts,
+    bytes: Bytes,
+    inner: S,
+}
+
+pin_project_lite::pin_project! {
+    /// The response future of [`PrecheckService`].
+    pub struct PrecheckFuture<S, B, F, ResBody> {
+        #[pin]
+        state: State<S, B, F, ResBody>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = StateProj]
+    #[project_replace = StateOwned]
+    enum State<S, B, F, ResBody> {
+        /// Reading the body.
+        Reading {
+            #[pin]
+            body: B,
+            read: Buffered,
+            parts: http::request::Parts,
+            inner: S,
+            config: Arc<Config>,
+        },
+        /// Waiting for an admission hook (the body is read).
+        Admitting { admitting: Admitting<S> },
+        /// The inner service answers.
+        Calling {
+            #[pin]
+            call: F,
+        },
+        /// Answered here, with this response.
+        Answered { response: Option<Response<ResponseBody<ResBody>>> },
+        /// The response went out.
+        Done,
+    }
+}
+
+impl<S, B, ResBody> PrecheckFuture<S, B, S::Future, ResBody>
+where
+    S: Service<Request<Full<Bytes>>, Response = Response<ResBody>>,
+{
+    /// The request, its body read: checked, then handed on, held for a hook, or answered.
+    fn decide(
+        parts: http::request::Parts,
+        bytes: Bytes,
+        inner: S,
+        config: &Config,
+    ) -> (Next<S>, Option<Response<ResponseBody<ResBody>>>) {
+        let mut parts = parts;
+        if parts.method == Method::POST {
+            let checked = precheck_bytes(&bytes, config.detail);
+            match checked.outcome {
+                Precheck::Pass => {}
+                Precheck::Unbindable(v) => {
+                    parts.extensions.insert::<Violation>(v);
+                }
+                Precheck::Reject(error) => {
+                    return (Next::Answer, Some(error_response(&bytes, error.to_value())));
+                }
+            }
+            if let Some(hook) = checked.method.as_deref().and_then(|m| config.hook(m)) {
+                // A message the hook must admit but a parser cannot read (nested deeper than
+                // serde_json follows) is refused here, never handed on unadmitted.
+                let Ok(message) = serde_json::from_slice::<Value>(&bytes) else {
+                    let error = json!({"code": -32700, "message": "Parse error"});
+                    return (Next::Answer, Some(error_response(&bytes, error)));
+                };
+                let hook = hook(Arc::new(message), &parts);
+                let admitting = Admitting {
+                    hook,
+                    parts,
+                    bytes,
+                    inner,
+                };
+                return (Next::Admit(admitting), None);
+            }
+        }
+        (
+            Next::Call(Request::from_parts(parts, Full::new(bytes)), inner),
+            None,
+        )
+    }
+}
+
+impl<S, B, ResBody> Future for PrecheckFuture<S, B, S::Future, ResBody>
+where
+    S: Service<Request<Full<Bytes>>, Response = Response<ResBody>>,
+    B: Body,
+{
+    type Output = Result<Response<ResponseBody<ResBody>>, S::Error>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        loop {
+            let mut state = self.as_mut().project().state;
+            match state.as_mut().project() {
+                StateProj::Reading {
+                    mut body,
+                    read,
+                    config,
+                    ..
+                } => {
+                    // Every frame that is there now; the rest when the body wakes us.
+                    loop {
+                        match body.as_mut().poll_frame(cx) {
+                            Poll::Pending => return Poll::Pending,
+                            Poll::Ready(None) => break,
+                            Poll::Ready(Some(Err(_))) => {
+                                state.set(State::Done);
+                                return Poll::Ready(Ok(too_large()));
+                            }
+                            Poll::Ready(Some(Ok(frame))) => {
+                                if let Ok(mut data) = frame.into_data() {
+                                    // Zero-copy for `Bytes` (hyper's and rmcp's body data).
+                                    let chunk = data.copy_to_bytes(data.remaining());
+                                    if read.len() + chunk.len() > config.max_body {
+                                        state.set(State::Done);
+                                        return Poll::Ready(Ok(too_large()));
+                                    }
+                                    read.push(chunk);
+                                }
+                            }
+                        }
+                    }
+                    let StateOwned::Reading {
+                        read,
+                        parts,
+                        inner,
+                        config,
+                        ..
+                    } = state.as_mut().project_replace(State::Done)
+                    else {
+                        unreachable!("the state was Reading");
+                    };
+                    let (next, answer) = Self::decide(parts, read.into_bytes(), inner, &config);
+                    match next {
+                        Next::Call(request, mut inner) => state.set(State::Calling {
+                            call: inner.call(request),
+                        }),
+                        Next::Admit(admitting) => state.set(State::Admitting { admitting }),
+                        Next::Answer => state.set(State::Answered { response: answer }),
+                    }
+                }
+                StateProj::Admitting { admitting } => {
+                    let Poll::Ready(admission) = admitting.hook.as_mut().poll(cx) else {
+                        return Poll::Pending;
+                    };
+                    let StateOwned::Admitting { admitting } =
+                        state.as_mut().project_replace(State::Done)
+                    else {
+                        unreachable!("the state was Admitting");
+                    };
+                    let Admitting {
+                        mut parts,
+                        bytes,
+                        mut inner,
+                        ..
+                    } = admitting;
+                    match admission {
+                        Ok(extensions) => {
+                            parts.extensions.extend(extensions);
+                            let request = Request::from_parts(parts, Full::new(bytes));
+                            state.set(State::Calling {
+                                call: inner.call(request),
+                            });
+                        }
+                        Err(error) => {
+                            let response = error_response(&bytes, error);
+                            state.set(State::Answered {
+                                response: Some(response),
+                            });
+                        }
+                    }
+                }
+                StateProj::Calling { call } => {
+                    let response = match call.poll(cx) {
+                        Poll::Ready(Ok(response)) => response,
+                        Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                        Poll::Pending => return Poll::Pending,
+                    };
+                    state.set(State::Done);
+                    return Poll::Ready(Ok(response.map(Either::Left)));
+                }
+                StateProj::Answered { response } => {
+                    let response = response.take();
+                    state.set(State::Done);
+                    if let Some(response) = response {
+                        return Poll::Ready(Ok(response));
+                    }
+                    // Unreachable: a response is set with the state.
+                    return Poll::Pending;
+                }
+                StateProj::Done => return Poll::Pending,
+            }
+        }
+    }
+}
+
 impl<S, B, ResBody> Service<Request<B>> for PrecheckService<S>
 where
-    S: Service<Request<Full<Bytes>>, Response = Response<ResBody>> + Clone + Send + Sync + 'static,
-    S::Future: Send,
-    S::Error: Send,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-    ResBody: Send + 'static,
+    S: Service<Request<Full<Bytes>>, Response = Response<ResBody>> + Clone,
+    B: Body,
 {
     type Response = Response<ResponseBody<ResBody>>;
     type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, S::Error>> + Send>>;
+    type Future = PrecheckFuture<S, B, S::Future, ResBody>;
 
-    /// Always ready: each call readies its own clone of the inner service.
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        Poll::Ready(Ok(()))
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let inner = self.inner.clone();
-        let config = self.layer.config.clone();
-        Box::pin(async move {
-            let (mut parts, body) = request.into_parts();
-            let bytes = match Limited::new(body, config.max_body).collect().await {
-                Ok(collected) => collected.to_bytes(),
-                Err(_) => {
-                    return Ok(respond(
-                        StatusCode::PAYLOAD_TOO_LARGE,
-                        json!({"error": "request body too large or unreadable"}),
-                    ));
-                }
-            };
-            if parts.method == Method::POST {
-                let checked = precheck_bytes(&bytes, config.detail);
-                match checked.outcome {
-                    Precheck::Pass => {}
-                    Precheck::Unbindable(v) => {
-                        parts.extensions.insert::<Violation>(v);
-                    }
-                    Precheck::Reject(error) => return Ok(error_response(&bytes, error.to_value())),
-                }
-                if let Some(hook) = checked.method.as_deref().and_then(|m| config.hook(m)) {
-                    // A message the hook must admit but a parser cannot read (nested deeper
-                    // than serde_json follows) is refused here, never handed on unadmitted.
-                    let Ok(message) = serde_json::from_slice::<Value>(&bytes) else {
-                        let error = json!({"code": -32700, "message": "Parse error"});
-                        return Ok(error_response(&bytes, error));
-                    };
-                    match hook(Arc::new(message), &parts).await {
-                        Ok(extensions) => parts.extensions.extend(extensions),
-                        Err(error) => return Ok(error_response(&bytes, error)),
-                    }
-                }
-            }
-            let mut service = S::clone(&inner);
-            std::future::poll_fn(|cx| service.poll_ready(cx)).await?;
-            let response = service
-                .call(Request::from_parts(parts, Full::new(bytes)))
-                .await?;
-            Ok(response.map(Either::Left))
-        })
+        let (parts, body) = request.into_parts();
+        // The readied service goes with the request; a fresh clone waits for the next
+        // poll_ready.
+        let fresh = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, fresh);
+        PrecheckFuture {
+            state: State::Reading {
+                body,
+                read: Buffered::default(),
+                parts,
+                inner,
+                config: self.layer.config.clone(),
+            },
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::VecDeque;
     use std::convert::Infallible;
+    use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
+    use http_body_util::BodyExt;
+
     use super::*;
+
+    /// A body arriving in pieces: each chunk after a `Pending` (it wakes itself), then maybe
+    /// an error.
+    struct Pieces {
+        chunks: VecDeque<Bytes>,
+        fail: bool,
+        waited: bool,
+    }
+
+    impl Pieces {
+        fn new(chunks: &[&str], fail: bool) -> Self {
+            Self {
+                chunks: chunks.iter().map(|c| Bytes::from(c.to_string())).collect(),
+                fail,
+                waited: false,
+            }
+        }
+    }
+
+    impl Body for Pieces {
+        type Data = Bytes;
+        type Error = std::io::Error;
+
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<http_body::Frame<Bytes>, std::io::Error>>> {
+            if !self.waited {
+                self.waited = true;
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            self.waited = false;
+            match self.chunks.pop_front() {
+                Some(chunk) => Poll::Ready(Some(Ok(http_body::Frame::data(chunk)))),
+                None if self.fail => Poll::Ready(Some(Err(std::io::Error::other("reset")))),
+                None => Poll::Ready(None),
+            }
+        }
+    }
+
+    /// An inner service answering 204, keeping each body it got and whether it came marked
+    /// as not I-JSON.
+    #[derive(Clone, Default)]
+    struct Keeper(Arc<Mutex<Vec<(Bytes, bool)>>>);
+
+    impl Service<Request<Full<Bytes>>> for Keeper {
+        type Response = Response<Full<Bytes>>;
+        type Error = Infallible;
+        type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+        fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, request: Request<Full<Bytes>>) -> Self::Future {
+            let kept = self.0.clone();
+            Box::pin(async move {
+                let marked = request.extensions().get::<Violation>().is_some();
+                let body = request.into_body().collect().await.unwrap().to_bytes();
+                kept.lock().unwrap().push((body, marked));
+                let mut response = Response::new(Full::new(Bytes::new()));
+                *response.status_mut() = StatusCode::NO_CONTENT;
+                Ok(response)
+            })
+        }
+    }
+
+    async fn send(service: &mut PrecheckService<Keeper>, body: Pieces) -> StatusCode {
+        let request = Request::post("/mcp").body(body).unwrap();
+        service.call(request).await.unwrap().status()
+    }
+
+    #[tokio::test]
+    async fn a_body_in_pieces_is_read_whole_before_it_is_checked() {
+        let keeper = Keeper::default();
+        let mut service = PrecheckLayer::new(ErrorDetail::Uniform).layer(keeper.clone());
+        let message = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"n":9007199254740993}}}"#;
+        // Cut inside a name, inside a number and between members.
+        let pieces = [
+            &message[..20],
+            &message[20..83],
+            &message[83..90],
+            &message[90..],
+        ];
+        assert_eq!(
+            send(&mut service, Pieces::new(&pieces, false)).await,
+            StatusCode::NO_CONTENT
+        );
+        // Its number does not survive a double: handed on marked, the bytes whole.
+        let kept = keeper.0.lock().unwrap().clone();
+        assert_eq!(kept, vec![(Bytes::from(message), true)]);
+        // Refused whole: a non-string requestState, sent in two pieces.
+        let refused = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","requestState":3}}"#;
+        let request = Request::post("/mcp")
+            .body(Pieces::new(&[&refused[..40], &refused[40..]], false))
+            .unwrap();
+        let response = service.call(request).await.unwrap();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let reply: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            (reply["id"].clone(), reply["error"]["code"].clone()),
+            (json!(7), json!(-32602))
+        );
+        assert_eq!(keeper.0.lock().unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_or_broken_gets_413_and_never_reaches_the_service() {
+        let keeper = Keeper::default();
+        let mut service = PrecheckLayer::new(ErrorDetail::Uniform)
+            .max_body(16)
+            .layer(keeper.clone());
+        // 10 + 10 bytes: the second piece crosses the limit.
+        let over = Pieces::new(&["0123456789", "0123456789"], false);
+        assert_eq!(
+            send(&mut service, over).await,
+            StatusCode::PAYLOAD_TOO_LARGE
+        );
+        let broken = Pieces::new(&["{\"a\":"], true);
+        assert_eq!(
+            send(&mut service, broken).await,
+            StatusCode::PAYLOAD_TOO_LARGE
+        );
+        // Exactly at the limit passes.
+        let at = Pieces::new(&["[1,2,3,4,", "5,6,77]"], false);
+        assert_eq!(send(&mut service, at).await, StatusCode::NO_CONTENT);
+        let kept = keeper.0.lock().unwrap().clone();
+        assert_eq!(kept, vec![(Bytes::from("[1,2,3,4,5,6,77]"), false)]);
+    }
 
     /// An inner service answering 204, counting its calls.
     #[derive(Clone)]

@@ -85,8 +85,9 @@ pub use owner::{OwnerLayer, OwnerService, SessionOwners};
 /// answers it); `data.reason` is `"subscription_denied"`. The session stays alive.
 pub const SUBSCRIBE_DENIED: ErrorCode = ErrorCode(-32002);
 
-/// The HTTP header naming the session.
-const SESSION_HEADER: &str = "mcp-session-id";
+/// The HTTP header naming the session (parsed once: a lookup by text parses the name every
+/// time).
+const SESSION_HEADER: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
 
 /// A session's grants, and how to reach its client.
 struct Session {

@@ -94,11 +94,9 @@ use http_body_util::{Either, Full};
 use tower_layer::Layer;
 use tower_service::Service;
 
+use super::SESSION_HEADER;
 use crate::caller::{Caller, FromExtensions, PrincipalSource};
 use crate::layer::ResponseBody;
-
-/// The HTTP header naming the session.
-const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The body rmcp answers for an unknown session; a foreign one gets the same.
 const NOT_FOUND: &str = "Not Found: Session not found";
@@ -203,21 +201,22 @@ impl<S, P> Layer<S> for OwnerLayer<P> {
 
     fn layer(&self, inner: S) -> Self::Service {
         OwnerService {
-            inner: Arc::new(inner),
+            inner,
             layer: self.clone(),
         }
     }
 }
 
-/// The service [`OwnerLayer`] wraps around rmcp's HTTP service. Cloning it is cheap
-/// (reference counts): each request clones the inner service once, and readies that clone
-/// before calling it.
+/// The service [`OwnerLayer`] wraps around rmcp's HTTP service (or mrtr's precheck layer).
+/// Cloning it clones the inner service; readiness is the inner service's, and each call uses
+/// the readied inner service and keeps a fresh clone for the next (the usual tower pattern).
+/// The response future is a plain state machine: nothing is boxed per request.
 pub struct OwnerService<S, P> {
-    inner: Arc<S>,
+    inner: S,
     layer: OwnerLayer<P>,
 }
 
-impl<S, P> Clone for OwnerService<S, P> {
+impl<S: Clone, P> Clone for OwnerService<S, P> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
@@ -249,58 +248,106 @@ fn session_of(headers: &http::HeaderMap) -> Option<Option<&str>> {
     Some(value.to_str().ok())
 }
 
+/// What the layer does with the response once it is there.
+enum Then {
+    /// The request named a session its caller owns: a 404 from rmcp means it is gone.
+    ForgetIfGone { owners: SessionOwners, id: Box<str> },
+    /// The request named no session: a response that opens one binds it to this caller.
+    BindIfOpened {
+        owners: SessionOwners,
+        caller: Caller,
+    },
+    /// Done (the response went out).
+    Nothing,
+}
+
+pin_project_lite::pin_project! {
+    /// The response future of [`OwnerService`]: rmcp's answer, or the unknown-session 404
+    /// for a session the caller does not own.
+    pub struct OwnerFuture<F> {
+        // `None`: refused here.
+        #[pin]
+        call: Option<F>,
+        then: Then,
+    }
+}
+
+impl<F, ResBody, E> Future for OwnerFuture<F>
+where
+    F: Future<Output = Result<Response<ResBody>, E>>,
+{
+    type Output = Result<Response<ResponseBody<ResBody>>, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let Some(call) = this.call.as_pin_mut() else {
+            return Poll::Ready(Ok(not_found()));
+        };
+        let response = match call.poll(cx) {
+            Poll::Ready(Ok(response)) => response,
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            Poll::Pending => return Poll::Pending,
+        };
+        match std::mem::replace(this.then, Then::Nothing) {
+            // A session that rmcp no longer knows has no owner either.
+            Then::ForgetIfGone { owners, id } if response.status() == StatusCode::NOT_FOUND => {
+                owners.forget(&id);
+            }
+            // A response opening a session: its opener owns it.
+            Then::BindIfOpened { owners, caller } => {
+                if let Some(Some(id)) = session_of(response.headers()) {
+                    owners.bind(id, caller);
+                }
+            }
+            Then::ForgetIfGone { .. } | Then::Nothing => {}
+        }
+        Poll::Ready(Ok(response.map(Either::Left)))
+    }
+}
+
 impl<S, P, B, ResBody> Service<Request<B>> for OwnerService<S, P>
 where
-    S: Service<Request<B>, Response = Response<ResBody>> + Clone + Send + Sync + 'static,
-    S::Future: Send,
-    S::Error: Send,
+    S: Service<Request<B>, Response = Response<ResBody>> + Clone,
     P: PrincipalSource,
-    B: Send + 'static,
-    ResBody: Send + 'static,
 {
     type Response = Response<ResponseBody<ResBody>>;
     type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, S::Error>> + Send>>;
+    type Future = OwnerFuture<S::Future>;
 
-    /// Always ready: each call readies its own clone of the inner service.
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        Poll::Ready(Ok(()))
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let inner = self.inner.clone();
-        let owners = self.layer.owners.clone();
         let (parts, body) = request.into_parts();
         let caller = self.layer.source.caller(Some(&parts));
-        let named = session_of(&parts.headers).map(|id| id.map(str::to_owned));
-        let request = Request::from_parts(parts, body);
-        Box::pin(async move {
-            match &named {
-                Some(Some(id)) if owners.may_use(id, &caller) => {}
-                Some(id) => {
-                    if id.as_deref().and_then(|id| owners.owner(id)).is_some() {
-                        tracing::warn!(caller = ?caller, "a request named a session another caller opened");
-                    }
-                    return Ok(not_found());
+        let owners = &self.layer.owners;
+        let then = match session_of(&parts.headers) {
+            None => Then::BindIfOpened {
+                owners: owners.clone(),
+                caller,
+            },
+            Some(Some(id)) if owners.may_use(id, &caller) => Then::ForgetIfGone {
+                owners: owners.clone(),
+                id: id.into(),
+            },
+            Some(id) => {
+                if id.and_then(|id| owners.owner(id)).is_some() {
+                    tracing::warn!(caller = ?caller, "a request named a session another caller opened");
                 }
-                None => {}
+                return OwnerFuture {
+                    call: None,
+                    then: Then::Nothing,
+                };
             }
-            let mut inner = S::clone(&inner);
-            std::future::poll_fn(|cx| inner.poll_ready(cx)).await?;
-            let response = inner.call(request).await?;
-            match &named {
-                // A session that rmcp no longer knows has no owner either.
-                Some(Some(id)) if response.status() == StatusCode::NOT_FOUND => owners.forget(id),
-                Some(_) => {}
-                // A response opening a session: its opener owns it.
-                None => {
-                    if let Some(Some(id)) = session_of(response.headers()) {
-                        owners.bind(id, caller);
-                    }
-                }
-            }
-            Ok(response.map(Either::Left))
-        })
+        };
+        // The readied service takes the request; a fresh clone waits for the next poll_ready.
+        let fresh = self.inner.clone();
+        let mut ready = std::mem::replace(&mut self.inner, fresh);
+        OwnerFuture {
+            call: Some(ready.call(Request::from_parts(parts, body))),
+            then,
+        }
     }
 }
 
