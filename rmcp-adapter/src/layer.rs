@@ -155,24 +155,24 @@ impl<S> Layer<S> for PrecheckLayer {
 
     fn layer(&self, inner: S) -> Self::Service {
         PrecheckService {
-            inner,
+            inner: Arc::new(inner),
             layer: self.clone(),
         }
     }
 }
 
-/// The service [`PrecheckLayer`] wraps around rmcp's HTTP service. Cloning it clones the
-/// inner service; readiness is the inner service's, and each call takes the readied inner
-/// service along (a fresh clone waits for the next `poll_ready`), the usual tower pattern. The
-/// response future is a plain state machine: nothing is boxed per request but an admission
-/// hook's future.
+/// The service [`PrecheckLayer`] wraps around rmcp's HTTP service. Cloning it is cheap (two
+/// reference counts), so the layers and router around it can clone it per request: each
+/// request clones the inner service once, when its body is read, and readies that clone
+/// before calling it. The response future is a plain state machine: nothing is boxed per
+/// request but an admission hook's future.
 #[derive(Debug)]
 pub struct PrecheckService<S> {
-    inner: S,
+    inner: Arc<S>,
     layer: PrecheckLayer,
 }
 
-impl<S: Clone> Clone for PrecheckService<S> {
+impl<S> Clone for PrecheckService<S> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
@@ -248,21 +248,20 @@ impl Buffered {
 }
 
 /// What a request still needs before the inner service answers it.
-enum Next<S> {
+enum Next {
     /// Hand it on.
-    Call(Request<Full<Bytes>>, S),
+    Call(Request<Full<Bytes>>),
     /// An admission hook decides first.
-    Admit(Admitting<S>),
+    Admit(Admitting),
     /// Answered here.
     Answer,
 }
 
 /// A request waiting for its admission hook.
-struct Admitting<S> {
+struct Admitting {
     hook: Pin<Box<dyn Future<Output = Admission> + Send>>,
     parts: http::request::Parts,
     bytes: Bytes,
-    inner: S,
 }
 
 pin_project_lite::pin_project! {
@@ -283,11 +282,13 @@ pin_project_lite::pin_project! {
             body: B,
             read: Buffered,
             parts: http::request::Parts,
-            inner: S,
+            inner: Arc<S>,
             config: Arc<Config>,
         },
         /// Waiting for an admission hook (the body is read).
-        Admitting { admitting: Admitting<S> },
+        Admitting { admitting: Admitting, inner: Arc<S> },
+        /// Readying a clone of the inner service for the checked request.
+        Readying { service: S, request: Option<Request<Full<Bytes>>> },
         /// The inner service answers.
         Calling {
             #[pin]
@@ -308,9 +309,8 @@ where
     fn decide(
         parts: http::request::Parts,
         bytes: Bytes,
-        inner: S,
         config: &Config,
-    ) -> (Next<S>, Option<Response<ResponseBody<ResBody>>>) {
+    ) -> (Next, Option<Response<ResponseBody<ResBody>>>) {
         let mut parts = parts;
         if parts.method == Method::POST {
             let checked = precheck_bytes(&bytes, config.detail);
@@ -331,17 +331,12 @@ where
                     return (Next::Answer, Some(error_response(&bytes, error)));
                 };
                 let hook = hook(Arc::new(message), &parts);
-                let admitting = Admitting {
-                    hook,
-                    parts,
-                    bytes,
-                    inner,
-                };
+                let admitting = Admitting { hook, parts, bytes };
                 return (Next::Admit(admitting), None);
             }
         }
         (
-            Next::Call(Request::from_parts(parts, Full::new(bytes)), inner),
+            Next::Call(Request::from_parts(parts, Full::new(bytes))),
             None,
         )
     }
@@ -349,7 +344,7 @@ where
 
 impl<S, B, ResBody> Future for PrecheckFuture<S, B, S::Future, ResBody>
 where
-    S: Service<Request<Full<Bytes>>, Response = Response<ResBody>>,
+    S: Service<Request<Full<Bytes>>, Response = Response<ResBody>> + Clone,
     B: Body,
 {
     type Output = Result<Response<ResponseBody<ResBody>>, S::Error>;
@@ -396,36 +391,34 @@ where
                     else {
                         unreachable!("the state was Reading");
                     };
-                    let (next, answer) = Self::decide(parts, read.into_bytes(), inner, &config);
+                    let (next, answer) = Self::decide(parts, read.into_bytes(), &config);
                     match next {
-                        Next::Call(request, mut inner) => state.set(State::Calling {
-                            call: inner.call(request),
+                        Next::Call(request) => state.set(State::Readying {
+                            service: S::clone(&inner),
+                            request: Some(request),
                         }),
-                        Next::Admit(admitting) => state.set(State::Admitting { admitting }),
+                        Next::Admit(admitting) => state.set(State::Admitting { admitting, inner }),
                         Next::Answer => state.set(State::Answered { response: answer }),
                     }
                 }
-                StateProj::Admitting { admitting } => {
+                StateProj::Admitting { admitting, .. } => {
                     let Poll::Ready(admission) = admitting.hook.as_mut().poll(cx) else {
                         return Poll::Pending;
                     };
-                    let StateOwned::Admitting { admitting } =
+                    let StateOwned::Admitting { admitting, inner } =
                         state.as_mut().project_replace(State::Done)
                     else {
                         unreachable!("the state was Admitting");
                     };
                     let Admitting {
-                        mut parts,
-                        bytes,
-                        mut inner,
-                        ..
+                        mut parts, bytes, ..
                     } = admitting;
                     match admission {
                         Ok(extensions) => {
                             parts.extensions.extend(extensions);
-                            let request = Request::from_parts(parts, Full::new(bytes));
-                            state.set(State::Calling {
-                                call: inner.call(request),
+                            state.set(State::Readying {
+                                service: S::clone(&inner),
+                                request: Some(Request::from_parts(parts, Full::new(bytes))),
                             });
                         }
                         Err(error) => {
@@ -435,6 +428,23 @@ where
                             });
                         }
                     }
+                }
+                StateProj::Readying { service, request } => {
+                    match service.poll_ready(cx) {
+                        Poll::Ready(Ok(())) => {}
+                        Poll::Ready(Err(e)) => {
+                            state.set(State::Done);
+                            return Poll::Ready(Err(e));
+                        }
+                        Poll::Pending => return Poll::Pending,
+                    }
+                    let Some(request) = request.take() else {
+                        // Unreachable: the request is set with the state.
+                        state.set(State::Done);
+                        return Poll::Pending;
+                    };
+                    let call = service.call(request);
+                    state.set(State::Calling { call });
                 }
                 StateProj::Calling { call } => {
                     let response = match call.poll(cx) {
@@ -469,22 +479,19 @@ where
     type Error = S::Error;
     type Future = PrecheckFuture<S, B, S::Future, ResBody>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
+    /// Always ready: each call readies its own clone of the inner service.
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let (parts, body) = request.into_parts();
-        // The readied service goes with the request; a fresh clone waits for the next
-        // poll_ready.
-        let fresh = self.inner.clone();
-        let inner = std::mem::replace(&mut self.inner, fresh);
         PrecheckFuture {
             state: State::Reading {
                 body,
                 read: Buffered::default(),
                 parts,
-                inner,
+                inner: self.inner.clone(),
                 config: self.layer.config.clone(),
             },
         }
