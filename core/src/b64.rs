@@ -18,6 +18,7 @@ use base64::Engine as _;
 
 /// Length of the unpadded base64url text for `n` bytes (`usize::MAX` if that overflows, which
 /// no buffer can hold).
+#[inline]
 pub const fn encoded_len(n: usize) -> usize {
     match base64::encoded_len(n, false) {
         Some(len) => len,
@@ -26,6 +27,7 @@ pub const fn encoded_len(n: usize) -> usize {
 }
 
 /// Number of bytes that `n` characters decode to, or `None` if no byte string has that length.
+#[inline]
 pub const fn decoded_len(n: usize) -> Option<usize> {
     match n % 4 {
         0 => Some(n / 4 * 3),
@@ -46,6 +48,7 @@ const ENCODE_STEP: usize = 96;
 const DECODE_STEP: usize = ENCODE_STEP / 3 * 4;
 
 #[cfg(all(feature = "simd", any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[inline]
 fn engine() -> &'static base64::engine::Simd {
     extern crate std;
     static ENGINE: std::sync::OnceLock<base64::engine::Simd> = std::sync::OnceLock::new();
@@ -53,6 +56,7 @@ fn engine() -> &'static base64::engine::Simd {
 }
 
 #[cfg(not(all(feature = "simd", any(target_arch = "x86_64", target_arch = "aarch64"))))]
+#[inline]
 fn engine() -> &'static base64::engine::GeneralPurpose {
     static ENGINE: base64::engine::GeneralPurpose =
         base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -96,6 +100,7 @@ pub fn encode_in_place(buf: &mut [u8], len: usize) -> Option<usize> {
 /// `None` for any character outside the alphabet, padding, an impossible length, non-zero
 /// trailing bits, or an `out` too small for the result (checked before decoding). On `None`
 /// the contents of `out` are unspecified.
+#[inline]
 pub fn decode_into(text: &[u8], out: &mut [u8]) -> Option<usize> {
     let out_len = decoded_len(text.len())?;
     if out_len > out.len() {

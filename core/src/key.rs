@@ -90,6 +90,7 @@ impl KeyId {
     }
 
     /// The id bytes.
+    #[inline]
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
     }
