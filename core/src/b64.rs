@@ -20,8 +20,17 @@ use base64::Engine as _;
 /// no buffer can hold).
 #[inline]
 pub const fn encoded_len(n: usize) -> usize {
-    match base64::encoded_len(n, false) {
-        Some(len) => len,
+    // Four characters per whole group of three bytes, and two or three for the one or two
+    // bytes left over (as `base64::encoded_len`, which is not inlined across crates).
+    let tail = match n % 3 {
+        0 => 0,
+        rest => rest + 1,
+    };
+    match (n / 3).checked_mul(4) {
+        Some(groups) => match groups.checked_add(tail) {
+            Some(len) => len,
+            None => usize::MAX,
+        },
         None => usize::MAX,
     }
 }
@@ -137,6 +146,20 @@ pub fn decode_in_place(buf: &mut [u8], len: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encoded_len_is_base64_s() {
+        let edges = [
+            usize::MAX,
+            usize::MAX - 1,
+            usize::MAX - 2,
+            usize::MAX / 4 * 3 + 2,
+        ];
+        for n in (0..5000).chain(edges.iter().flat_map(|&e| e.saturating_sub(8)..=e)) {
+            let want = base64::encoded_len(n, false).unwrap_or(usize::MAX);
+            assert_eq!(encoded_len(n), want, "{n}");
+        }
+    }
 
     fn roundtrip(data: &[u8], expect: &str) {
         let mut buf = [0u8; 64];

@@ -321,10 +321,12 @@ pub(crate) fn build_aad<'s, const CAP: usize>(
     if bound > spare.len() {
         return aad.fill_checked(header, format, audience, binding);
     }
-    let mut front = Front { buf: spare, len: 0 };
+    let room = spare.len();
+    let mut front = Front { rest: &mut *spare };
     write(&mut front, header, format, audience, binding)?;
-    let Front { buf, len } = front;
-    Some(&buf[..len])
+    let len = room - front.rest.len();
+    let spare: &'s [u8] = spare;
+    spare.get(..len)
 }
 
 /// Where [`write`] appends: an [`Aad`]'s vector, or the front of a plain buffer.
@@ -340,18 +342,17 @@ impl<const CAP: usize> Sink for Vec<u8, CAP> {
     }
 }
 
-/// The first `len` bytes of `buf` written so far.
+/// A buffer filled from the front: `rest` is what is left of it.
 struct Front<'a> {
-    buf: &'a mut [u8],
-    len: usize,
+    rest: &'a mut [u8],
 }
 
 impl Sink for Front<'_> {
     #[inline(always)]
     fn put(&mut self, bytes: &[u8]) -> Option<()> {
-        let end = self.len.checked_add(bytes.len())?;
-        crate::bytes::copy(self.buf.get_mut(self.len..end)?, bytes);
-        self.len = end;
+        let (head, rest) = core::mem::take(&mut self.rest).split_at_mut_checked(bytes.len())?;
+        crate::bytes::copy(head, bytes);
+        self.rest = rest;
         Some(())
     }
 }

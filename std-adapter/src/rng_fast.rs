@@ -257,13 +257,22 @@ impl FastRng {
                 .try_borrow_mut()
                 .map_err(|_| getrandom::Error::UNEXPECTED)?;
             if slot.is_none() {
-                *slot = Some(ReseedingRng::new()?);
+                Self::first_use(&mut slot)?;
             }
             match slot.as_mut() {
                 Some(rng) => f(rng),
                 None => Err(getrandom::Error::UNEXPECTED),
             }
         })
+    }
+
+    /// Creates this thread's generator. Out of line: once per thread, and every other draw
+    /// keeps a small frame.
+    #[cold]
+    #[inline(never)]
+    fn first_use(slot: &mut Option<ReseedingRng>) -> Result<(), getrandom::Error> {
+        *slot = Some(ReseedingRng::new()?);
+        Ok(())
     }
 
     /// Reseeds of this thread's generator so far (0 before its first use).
@@ -297,6 +306,7 @@ impl TryRng for FastRng {
         Self::with(|r| r.try_next_u64())
     }
 
+    #[inline]
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
         Self::with(|r| r.try_fill_bytes(dst))
     }

@@ -24,7 +24,6 @@ use rand_core::TryCryptoRng;
 
 use crate::b64;
 use crate::binding::{Aad, Binding, BindingError, build_aad};
-use crate::bytes;
 use crate::cipher::Cipher;
 use crate::clock::Clock;
 use crate::ct;
@@ -33,7 +32,7 @@ use crate::key::KeyRing;
 use crate::limits::{MAX_AAD_LEN, MAX_NONCE_LEN, TAG_LEN, TOKEN_ID_LEN};
 use crate::replay::{NoReplayCache, ReplayCache, ReplayError};
 use crate::state::{ArgsDigest, NewState, Parsed, StateView};
-use crate::token::{Frame, Header, TokenBuf, TokenFormat};
+use crate::token::{Frame, TokenBuf, TokenFormat, header_len, write_header};
 
 mod builder;
 mod outcome;
@@ -211,8 +210,8 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         if binding.aad_len(audience) > A {
             return Err(SealError::Binding(BindingError::ExceedsAadCapacity));
         }
-        let header = Header::new(format, C::ALGORITHM, self.keys.current().id());
-        let header = header.as_bytes();
+        let key_id = self.keys.current().id();
+        let header_len = header_len(key_id.as_bytes().len());
         let now = self.clock.now_ms();
         let expires_at = now
             .checked_add(self.config.ttl_ms)
@@ -228,7 +227,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         };
         let state_len = state.len().ok_or(SealError::TooLarge)?;
         let nonce_len = C::ALGORITHM.nonce_len();
-        let total = header.len() + nonce_len + state_len + TAG_LEN;
+        let total = header_len + nonce_len + state_len + TAG_LEN;
         if b64::encoded_len(total) > N {
             return Err(SealError::TooLarge);
         }
@@ -247,14 +246,14 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
             .bytes
             .split_at_mut_checked(total)
             .ok_or(SealError::TooLarge)?;
+        let (header, rest) = bytes.split_at_mut(header_len);
+        write_header(header, format, C::ALGORITHM, key_id);
         let mut fallback = Aad::<A>::empty();
         let aad = build_aad(spare, &mut fallback, header, format, audience, binding)
             .ok_or(SealError::Binding(BindingError::ExceedsAadCapacity))?;
         let aad_end = total + aad.len();
-        let (head, rest) = bytes.split_at_mut(header.len());
         let (nonce, rest) = rest.split_at_mut(nonce_len);
         let (body, tag_out) = rest.split_at_mut(state_len);
-        bytes::copy(head, header);
         nonce.copy_from_slice(nonce_bytes);
         state.write(body);
         match key.cipher().seal_in_place(nonce, aad, body) {
@@ -407,6 +406,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
     }
 
     /// The checks on an authentic state: method, expiry, lifetime, round cap, argument digest.
+    #[inline(always)]
     fn check_state(
         &self,
         state: &StateView<'_>,
@@ -609,12 +609,20 @@ mod tests {
                 let resumed = mrtr.resume(&token, &binding, &[5; 32], &mut buf).unwrap();
                 assert_eq!(resumed.continuation(), b"step=1");
 
-                let header = Header::new(
-                    TokenFormat::V2,
-                    Algorithm::Aes256GcmSiv,
-                    ring().current().id(),
-                );
-                let want = Aad::build(header.as_bytes(), audience, &binding).unwrap();
+                let header = [
+                    2,
+                    Algorithm::Aes256GcmSiv.id(),
+                    8,
+                    b'k',
+                    b'2',
+                    b'0',
+                    b'2',
+                    b'6',
+                    b'-',
+                    b'1',
+                    b'1',
+                ];
+                let want = Aad::build(&header, audience, &binding).unwrap();
                 let seen = seen();
                 assert_eq!(seen.len(), 3);
                 assert!(

@@ -79,40 +79,21 @@ pub(crate) const fn header_len(key_id: usize) -> usize {
     HEADER_FIXED_LEN + key_id
 }
 
-/// A header, ready to be written into a token and into the associated data.
-pub(crate) struct Header {
-    bytes: [u8; MAX_HEADER_LEN],
-    len: usize,
-}
-
-impl Header {
-    /// The header of a token of `format`, sealed with `algorithm` under key `key_id`.
-    #[inline]
-    pub fn new(format: TokenFormat, algorithm: Algorithm, key_id: &KeyId) -> Self {
-        let kid = key_id.as_bytes();
-        let mut bytes = [0u8; MAX_HEADER_LEN];
-        // A `KeyId` holds 1..=MAX_KEY_ID_LEN bytes: its length fits the byte, and the id the
-        // rest of the array.
-        bytes[..HEADER_FIXED_LEN].copy_from_slice(&[
-            format.byte(),
-            algorithm.id(),
-            kid.len() as u8,
-        ]);
-        crate::bytes::copy(
-            &mut bytes[HEADER_FIXED_LEN..HEADER_FIXED_LEN + kid.len()],
-            kid,
-        );
-        Self {
-            bytes,
-            len: header_len(kid.len()),
-        }
-    }
-
-    /// The header bytes.
-    #[inline]
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.bytes[..self.len]
-    }
+/// Writes the header of a token of `format`, sealed with `algorithm` under key `key_id`, into
+/// `out`, which is exactly [`header_len`]`(key_id.as_bytes().len())` long: straight into the
+/// token bytes, where the associated data then reads it.
+#[inline(always)]
+pub(crate) fn write_header(
+    out: &mut [u8],
+    format: TokenFormat,
+    algorithm: Algorithm,
+    key_id: &KeyId,
+) {
+    let kid = key_id.as_bytes();
+    let (fixed, id) = out.split_at_mut(HEADER_FIXED_LEN);
+    // A `KeyId` holds 1..=MAX_KEY_ID_LEN bytes: its length fits the byte.
+    fixed.copy_from_slice(&[format.byte(), algorithm.id(), kid.len() as u8]);
+    crate::bytes::copy(id, kid);
 }
 
 /// A decoded token taken apart in place, every framing length checked: its format, the
@@ -185,6 +166,7 @@ impl<'a> Frame<'a> {
 /// let buf: TokenBuf<{ token_len_for(256) }> = TokenBuf::new();
 /// assert_eq!(buf.capacity(), 559);
 /// ```
+#[inline]
 pub const fn token_len_for(continuation: usize) -> usize {
     b64::encoded_len(
         MAX_HEADER_LEN + MAX_NONCE_LEN + crate::limits::max_state_len(continuation) + TAG_LEN,

@@ -65,7 +65,7 @@ impl NewState<'_> {
     }
 
     /// Writes the state into `out`, which is exactly [`NewState::len`] long.
-    #[inline]
+    #[inline(always)]
     pub fn write(&self, out: &mut [u8]) {
         let m = self.method.len();
         let c = self.continuation.len();
@@ -117,7 +117,7 @@ impl Parsed {
 
 impl<'a> StateView<'a> {
     /// Checks every length and the version, then wraps `buf`.
-    #[inline]
+    #[inline(always)]
     pub fn new_checked(buf: &'a [u8]) -> Option<Self> {
         if buf.len() < STATE_FIXED_LEN || buf[field::VERSION] != STATE_VERSION {
             return None;
