@@ -296,14 +296,15 @@ impl<const CAP: usize> Aad<CAP> {
 }
 
 /// The associated data of a seal or an open, for an engine of AAD capacity `CAP`: written into
-/// `spare` (room the engine's token buffer does not use for this token) when it surely fits
-/// there, which the usual binding does, else into `aad`. `header` is of `format` and
-/// `audience` valid for it, as `Aad::fill_checked` takes them; `None` if the binding exceeds
-/// `CAP`.
+/// `spare` (room the engine's token buffer does not use for this token) when it fits there,
+/// which the usual binding does, else into `aad`. `header` is of `format` and `audience` valid
+/// for it, as `Aad::fill_checked` takes them; `None` if the binding exceeds `CAP`, judged as
+/// [`Aad::fill`] judges it.
 ///
 /// The spare room is initialised memory the engine owns for the call, so nothing needs
 /// zeroing and each field is one plain copy ([`crate::bytes::copy`]); `aad`, empty until
-/// needed, is the fallback for bindings too long for the room left.
+/// needed, is the fallback for bindings too long for the room left (what was written into the
+/// room is cleared first).
 #[inline]
 pub(crate) fn build_aad<'s, const CAP: usize>(
     spare: &'s mut [u8],
@@ -313,18 +314,22 @@ pub(crate) fn build_aad<'s, const CAP: usize>(
     audience: Option<&str>,
     binding: &Binding<'_>,
 ) -> Option<&'s [u8]> {
-    // Judged with the longest header and the v2 layout: at least the exact length.
-    let bound = binding.aad_len(audience);
-    if bound > CAP {
+    // Every binding fits the default capacity (`Binding::new` bounds its fields, the engine
+    // builder the audience, and `MAX_AAD_LEN` is the sum of the bounds): only a smaller
+    // capacity needs the sum.
+    if CAP < MAX_AAD_LEN && binding.aad_len(audience) > CAP {
         return None;
-    }
-    if bound > spare.len() {
-        return aad.fill_checked(header, format, audience, binding);
     }
     let room = spare.len();
     let mut front = Front { rest: &mut *spare };
-    write(&mut front, header, format, audience, binding)?;
+    let fits = write(&mut front, header, format, audience, binding).is_some();
     let len = room - front.rest.len();
+    if !fits {
+        if let Some(partial) = spare.get_mut(..len) {
+            partial.fill(0);
+        }
+        return aad.fill_checked(header, format, audience, binding);
+    }
     let spare: &'s [u8] = spare;
     spare.get(..len)
 }
@@ -458,13 +463,20 @@ mod tests {
                         Some(want.as_bytes()),
                         "{binding:?} {audience:?} {room}"
                     );
-                    let in_place = room >= bound;
+                    let in_place = room >= want.as_bytes().len();
                     assert_eq!(fallback.as_bytes().is_empty(), in_place, "{room}");
-                    let written = if in_place { want.as_bytes().len() } else { 0 };
-                    assert!(
-                        spare[written..].iter().all(|&b| b == 0xa5),
-                        "{room}: nothing written past the associated data"
-                    );
+                    if in_place {
+                        assert!(
+                            spare[want.as_bytes().len()..].iter().all(|&b| b == 0xa5),
+                            "{room}: nothing written past the associated data"
+                        );
+                    } else {
+                        assert!(
+                            spare[..room].iter().all(|&b| b == 0 || b == 0xa5),
+                            "{room}: what did not fit is cleared"
+                        );
+                        assert!(spare[room..].iter().all(|&b| b == 0xa5), "{room}");
+                    }
                 }
             }
         }

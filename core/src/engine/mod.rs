@@ -207,7 +207,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         let format = self.config.seal_format;
         let audience = self.bound_audience(format);
         // The one capacity check of a seal: before any key budget or randomness is spent.
-        if binding.aad_len(audience) > A {
+        if Self::exceeds_capacity(binding, audience) {
             return Err(SealError::Binding(BindingError::ExceedsAadCapacity));
         }
         let key_id = self.keys.current().id();
@@ -360,7 +360,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         now: u64,
     ) -> Result<(core::ops::Range<usize>, TokenFormat), Reason> {
         // Whatever the token, a binding this engine cannot hold is refused first.
-        if binding.aad_len(self.audience()) > A {
+        if Self::exceeds_capacity(binding, self.audience()) {
             return Err(Reason::InvalidBinding);
         }
         if token.len() > N {
@@ -395,6 +395,19 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
             .open_in_place(frame.nonce, aad, frame.body, frame.tag)
             .map_err(|_| Reason::Tampered)?;
         Ok((range, format))
+    }
+
+    /// Whether the associated data of `binding` and `audience` may not fit this engine's
+    /// capacity `A` (judged with the longest header and the v2 layout, see
+    /// [`Binding::aad_len`]).
+    ///
+    /// Never at the default capacity: `Binding::new` bounds each field of a binding and the
+    /// builder the audience, and `MAX_AAD_LEN` is the sum of those bounds. So the sum is only
+    /// computed for an engine built with a smaller capacity.
+    #[inline(always)]
+    fn exceeds_capacity(binding: &Binding<'_>, audience: Option<&str>) -> bool {
+        debug_assert!(binding.aad_len(audience) <= MAX_AAD_LEN);
+        A < MAX_AAD_LEN && binding.aad_len(audience) > A
     }
 
     /// The audience a token of `format` is bound to on this engine: v1 tokens carry none.
