@@ -16,18 +16,21 @@ pub(crate) fn copy(dst: &mut [u8], src: &[u8]) {
         dst.copy_from_slice(src);
         return;
     }
-    match n {
-        0 => {}
+    // The most common lengths first (most method names, protocol versions, tool names and key
+    // ids are 8 to 16 bytes), each tested with one comparison.
+    if n.wrapping_sub(8) <= 16 - 8 {
+        ends::<8>(dst, src);
+    } else if n.wrapping_sub(17) <= 32 - 17 {
+        ends::<16>(dst, src);
+    } else if n.wrapping_sub(4) <= 7 - 4 {
+        ends::<4>(dst, src);
+    } else if n > 32 {
+        dst.copy_from_slice(src);
+    } else if n > 0 {
         // The first, middle and last bytes cover 1 to 3.
-        1..=3 => {
-            dst[0] = src[0];
-            dst[n / 2] = src[n / 2];
-            dst[n - 1] = src[n - 1];
-        }
-        4..=7 => ends::<4>(dst, src),
-        8..=16 => ends::<8>(dst, src),
-        17..=32 => ends::<16>(dst, src),
-        _ => dst.copy_from_slice(src),
+        dst[0] = src[0];
+        dst[n / 2] = src[n / 2];
+        dst[n - 1] = src[n - 1];
     }
 }
 

@@ -176,6 +176,11 @@ pub const fn token_len_for(continuation: usize) -> usize {
 /// A fixed buffer of `N` bytes that holds one token: its text, and its bytes while sealing or
 /// opening (both done in place). `N` is also the hard maximum token length: a longer token is
 /// rejected before any decoding. Wiped on drop, since it may hold a decrypted state.
+///
+/// Word-aligned: the token text starts at the buffer's first byte, and checking it as UTF-8
+/// (to hand it out as a `str`) reads a word at a time only from a word boundary; from any
+/// other start it first walks up to 7 bytes one at a time.
+#[repr(C, align(8))]
 pub struct TokenBuf<const N: usize> {
     pub(crate) bytes: [u8; N],
 }
