@@ -77,6 +77,7 @@ fn engine() -> &'static base64::engine::GeneralPurpose {
 /// Returns the text length, or `None` if `buf` is too small (then `buf` is unchanged).
 /// Works back to front, so every byte is read before its slot is overwritten: the text of the
 /// bytes from `start` on begins at `start / 3 * 4`, never before `start`.
+#[inline]
 pub fn encode_in_place(buf: &mut [u8], len: usize) -> Option<usize> {
     let out_len = encoded_len(len);
     if len > buf.len() || out_len > buf.len() {
