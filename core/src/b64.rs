@@ -18,14 +18,25 @@ use base64::Engine as _;
 
 /// Length of the unpadded base64url text for `n` bytes (`usize::MAX` if that overflows, which
 /// no buffer can hold).
+#[inline]
 pub const fn encoded_len(n: usize) -> usize {
-    match base64::encoded_len(n, false) {
-        Some(len) => len,
+    // Four characters per whole group of three bytes, and two or three for the one or two
+    // bytes left over (as `base64::encoded_len`, which is not inlined across crates).
+    let tail = match n % 3 {
+        0 => 0,
+        rest => rest + 1,
+    };
+    match (n / 3).checked_mul(4) {
+        Some(groups) => match groups.checked_add(tail) {
+            Some(len) => len,
+            None => usize::MAX,
+        },
         None => usize::MAX,
     }
 }
 
 /// Number of bytes that `n` characters decode to, or `None` if no byte string has that length.
+#[inline]
 pub const fn decoded_len(n: usize) -> Option<usize> {
     match n % 4 {
         0 => Some(n / 4 * 3),
@@ -46,6 +57,7 @@ const ENCODE_STEP: usize = 96;
 const DECODE_STEP: usize = ENCODE_STEP / 3 * 4;
 
 #[cfg(all(feature = "simd", any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[inline]
 fn engine() -> &'static base64::engine::Simd {
     extern crate std;
     static ENGINE: std::sync::OnceLock<base64::engine::Simd> = std::sync::OnceLock::new();
@@ -53,6 +65,7 @@ fn engine() -> &'static base64::engine::Simd {
 }
 
 #[cfg(not(all(feature = "simd", any(target_arch = "x86_64", target_arch = "aarch64"))))]
+#[inline]
 fn engine() -> &'static base64::engine::GeneralPurpose {
     static ENGINE: base64::engine::GeneralPurpose =
         base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -64,6 +77,7 @@ fn engine() -> &'static base64::engine::GeneralPurpose {
 /// Returns the text length, or `None` if `buf` is too small (then `buf` is unchanged).
 /// Works back to front, so every byte is read before its slot is overwritten: the text of the
 /// bytes from `start` on begins at `start / 3 * 4`, never before `start`.
+#[inline]
 pub fn encode_in_place(buf: &mut [u8], len: usize) -> Option<usize> {
     let out_len = encoded_len(len);
     if len > buf.len() || out_len > buf.len() {
@@ -96,6 +110,7 @@ pub fn encode_in_place(buf: &mut [u8], len: usize) -> Option<usize> {
 /// `None` for any character outside the alphabet, padding, an impossible length, non-zero
 /// trailing bits, or an `out` too small for the result (checked before decoding). On `None`
 /// the contents of `out` are unspecified.
+#[inline]
 pub fn decode_into(text: &[u8], out: &mut [u8]) -> Option<usize> {
     let out_len = decoded_len(text.len())?;
     if out_len > out.len() {
@@ -132,6 +147,20 @@ pub fn decode_in_place(buf: &mut [u8], len: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encoded_len_is_base64_s() {
+        let edges = [
+            usize::MAX,
+            usize::MAX - 1,
+            usize::MAX - 2,
+            usize::MAX / 4 * 3 + 2,
+        ];
+        for n in (0..5000).chain(edges.iter().flat_map(|&e| e.saturating_sub(8)..=e)) {
+            let want = base64::encoded_len(n, false).unwrap_or(usize::MAX);
+            assert_eq!(encoded_len(n), want, "{n}");
+        }
+    }
 
     fn roundtrip(data: &[u8], expect: &str) {
         let mut buf = [0u8; 64];

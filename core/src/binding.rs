@@ -172,6 +172,7 @@ impl<'a> Binding<'a> {
     /// Length of the associated data this binding produces for `audience` with the longest
     /// token header, in the longest format (v2; v1 has no audience field): an engine of AAD
     /// capacity `A` bound to `audience` accepts the binding when `aad_len(audience) <= A`.
+    #[inline]
     pub fn aad_len(&self, audience: Option<&str>) -> usize {
         let principal = match self.principal {
             Principal::Anonymous => None,
@@ -257,7 +258,7 @@ impl<const CAP: usize> Aad<CAP> {
         if format == TokenFormat::V1 && audience.is_some() {
             return None;
         }
-        if self.write(header, format, audience, binding).is_none() {
+        if write(&mut self.buf, header, format, audience, binding).is_none() {
             // Unreachable: the capacity was checked above. Never leave a partial AAD.
             self.buf.clear();
             return None;
@@ -265,52 +266,140 @@ impl<const CAP: usize> Aad<CAP> {
         Some(self.as_bytes())
     }
 
-    fn write(
+    /// [`Aad::fill`] for a header of `format` and an audience the engine holds valid (a
+    /// header it built or framed, an audience validated when it was built, `None` for v1):
+    /// only the capacity is judged, as `fill` judges it. Out of line: the engine comes here
+    /// only for bindings too long for its spare room (see `build_aad`), and its fast path
+    /// stays small.
+    #[inline(never)]
+    fn fill_checked(
         &mut self,
         header: &[u8],
         format: TokenFormat,
         audience: Option<&str>,
         binding: &Binding<'_>,
-    ) -> Option<()> {
-        self.put(header)?;
-        match (format, audience) {
-            (TokenFormat::V1, _) => {}
-            (TokenFormat::V2, None) => self.put(&[0x00])?,
-            (TokenFormat::V2, Some(audience)) => {
-                self.put(&[0x01])?;
-                self.put_prefixed(audience.as_bytes())?;
-            }
+    ) -> Option<&[u8]> {
+        self.buf.clear();
+        if binding.aad_len(audience) > CAP
+            || write(&mut self.buf, header, format, audience, binding).is_none()
+        {
+            self.buf.clear();
+            return None;
         }
-        match binding.principal {
-            Principal::Anonymous => self.put(&[0x00])?,
-            Principal::User { issuer, subject } => {
-                self.put(&[0x01])?;
-                self.put_prefixed(issuer.as_bytes())?;
-                self.put_prefixed(subject.as_bytes())?;
-            }
-        }
-        self.put(binding.method.as_bytes())?;
-        self.put(&[0x00])?;
-        self.put(binding.protocol_version.as_bytes())?;
-        self.put(&[0x00])?;
-        self.put(binding.target.as_bytes())
+        Some(self.as_bytes())
     }
 
     /// The associated-data bytes.
     pub fn as_bytes(&self) -> &[u8] {
         &self.buf
     }
+}
 
-    /// Appends `bytes`; `None` if they do not fit (`fill` checked the total first).
+/// The associated data of a seal or an open, for an engine of AAD capacity `CAP`: written into
+/// `spare` (room the engine's token buffer does not use for this token) when it fits there,
+/// which the usual binding does, else into `aad`. `header` is of `format` and `audience` valid
+/// for it, as `Aad::fill_checked` takes them; `None` if the binding exceeds `CAP`, judged as
+/// [`Aad::fill`] judges it.
+///
+/// The spare room is initialised memory the engine owns for the call, so nothing needs
+/// zeroing and each field is one plain copy ([`crate::bytes::copy`]); `aad`, empty until
+/// needed, is the fallback for bindings too long for the room left (what was written into the
+/// room is cleared first).
+#[inline]
+pub(crate) fn build_aad<'s, const CAP: usize>(
+    spare: &'s mut [u8],
+    aad: &'s mut Aad<CAP>,
+    header: &[u8],
+    format: TokenFormat,
+    audience: Option<&str>,
+    binding: &Binding<'_>,
+) -> Option<&'s [u8]> {
+    // Every binding fits the default capacity (`Binding::new` bounds its fields, the engine
+    // builder the audience, and `MAX_AAD_LEN` is the sum of the bounds): only a smaller
+    // capacity needs the sum.
+    if CAP < MAX_AAD_LEN && binding.aad_len(audience) > CAP {
+        return None;
+    }
+    let room = spare.len();
+    let mut front = Front { rest: &mut *spare };
+    let fits = write(&mut front, header, format, audience, binding).is_some();
+    let len = room - front.rest.len();
+    if !fits {
+        if let Some(partial) = spare.get_mut(..len) {
+            partial.fill(0);
+        }
+        return aad.fill_checked(header, format, audience, binding);
+    }
+    let spare: &'s [u8] = spare;
+    spare.get(..len)
+}
+
+/// Where [`write`] appends: an [`Aad`]'s vector, or the front of a plain buffer.
+trait Sink {
+    /// Appends `bytes`; `None` if they do not fit.
+    fn put(&mut self, bytes: &[u8]) -> Option<()>;
+}
+
+impl<const CAP: usize> Sink for Vec<u8, CAP> {
+    #[inline]
     fn put(&mut self, bytes: &[u8]) -> Option<()> {
-        self.buf.extend_from_slice(bytes).ok()
+        self.extend_from_slice(bytes).ok()
     }
+}
 
-    fn put_prefixed(&mut self, bytes: &[u8]) -> Option<()> {
-        // Fields and audiences are at most 255 bytes, so the length always fits a u16.
-        self.put(&(bytes.len() as u16).to_be_bytes())?;
-        self.put(bytes)
+/// A buffer filled from the front: `rest` is what is left of it.
+struct Front<'a> {
+    rest: &'a mut [u8],
+}
+
+impl Sink for Front<'_> {
+    #[inline(always)]
+    fn put(&mut self, bytes: &[u8]) -> Option<()> {
+        let (head, rest) = core::mem::take(&mut self.rest).split_at_mut_checked(bytes.len())?;
+        crate::bytes::copy(head, bytes);
+        self.rest = rest;
+        Some(())
     }
+}
+
+/// Appends the canonical associated data to `out`, field by field (see the module
+/// documentation). The header's format selects the layout; `audience` is `None` for v1.
+#[inline]
+fn write(
+    out: &mut impl Sink,
+    header: &[u8],
+    format: TokenFormat,
+    audience: Option<&str>,
+    binding: &Binding<'_>,
+) -> Option<()> {
+    out.put(header)?;
+    match (format, audience) {
+        (TokenFormat::V1, _) => {}
+        (TokenFormat::V2, None) => out.put(&[0x00])?,
+        (TokenFormat::V2, Some(audience)) => put_tagged(out, 0x01, audience.as_bytes())?,
+    }
+    match binding.principal {
+        Principal::Anonymous => out.put(&[0x00])?,
+        Principal::User { issuer, subject } => {
+            put_tagged(out, 0x01, issuer.as_bytes())?;
+            out.put(&(subject.len() as u16).to_be_bytes())?;
+            out.put(subject.as_bytes())?;
+        }
+    }
+    out.put(binding.method.as_bytes())?;
+    out.put(&[0x00])?;
+    out.put(binding.protocol_version.as_bytes())?;
+    out.put(&[0x00])?;
+    out.put(binding.target.as_bytes())
+}
+
+/// `tag || u16be(len) || bytes`, the tag and the length in one append. Fields and audiences
+/// are at most 255 bytes, so the length always fits a u16.
+#[inline]
+fn put_tagged(out: &mut impl Sink, tag: u8, bytes: &[u8]) -> Option<()> {
+    let [hi, lo] = (bytes.len() as u16).to_be_bytes();
+    out.put(&[tag, hi, lo])?;
+    out.put(bytes)
 }
 
 impl<const CAP: usize> Default for Aad<CAP> {
@@ -325,5 +414,101 @@ impl<const CAP: usize> fmt::Debug for Aad<CAP> {
             .field("len", &self.buf.len())
             .field("capacity", &CAP)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bindings() -> [Binding<'static>; 3] {
+        let user = Principal::User {
+            issuer: "https://idp.example",
+            subject: "alice",
+        };
+        [
+            Binding::new("tools/call", "2026-07-28", "book_table", user).unwrap(),
+            Binding::new("prompts/get", "", "", Principal::Anonymous).unwrap(),
+            Binding::new("resources/read", "2026-07-28", "file:///a/b", user).unwrap(),
+        ]
+    }
+
+    /// Whatever room the engine has, `build_aad` gives exactly `Aad::fill`'s bytes: written in
+    /// place when they fit the room, and through the fallback `Aad` when they do not.
+    #[test]
+    fn every_room_gives_the_canonical_bytes() {
+        let v1 = [1, 4, 2, b'k', b'1'];
+        let v2 = [2, 4, 8, b'k', b'2', b'0', b'2', b'6', b'-', b'1', b'1'];
+        for binding in bindings() {
+            for (header, format, audience) in [
+                (&v1[..], TokenFormat::V1, None),
+                (&v2[..], TokenFormat::V2, None),
+                (&v2[..], TokenFormat::V2, Some("booking.example")),
+            ] {
+                let want = Aad::build(header, audience, &binding).unwrap();
+                let bound = binding.aad_len(audience);
+                for room in [0, 1, want.as_bytes().len(), bound - 1, bound, bound + 40] {
+                    let mut spare = [0xa5u8; 400];
+                    let mut fallback = Aad::new();
+                    let got = build_aad(
+                        &mut spare[..room],
+                        &mut fallback,
+                        header,
+                        format,
+                        audience,
+                        &binding,
+                    );
+                    assert_eq!(
+                        got,
+                        Some(want.as_bytes()),
+                        "{binding:?} {audience:?} {room}"
+                    );
+                    let in_place = room >= want.as_bytes().len();
+                    assert_eq!(fallback.as_bytes().is_empty(), in_place, "{room}");
+                    if in_place {
+                        assert!(
+                            spare[want.as_bytes().len()..].iter().all(|&b| b == 0xa5),
+                            "{room}: nothing written past the associated data"
+                        );
+                    } else {
+                        assert!(
+                            spare[..room].iter().all(|&b| b == 0 || b == 0xa5),
+                            "{room}: what did not fit is cleared"
+                        );
+                        assert!(spare[room..].iter().all(|&b| b == 0xa5), "{room}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_binding_over_the_capacity_is_refused_whatever_the_room() {
+        let binding = bindings()[0];
+        let header = [2, 4, 2, b'k', b'1'];
+        let bound = binding.aad_len(None);
+        let mut spare = [0u8; 400];
+        let mut small = Aad::<64>::empty();
+        assert!(bound > 64);
+        let got = build_aad(
+            &mut spare,
+            &mut small,
+            &header,
+            TokenFormat::V2,
+            None,
+            &binding,
+        );
+        assert_eq!(got, None);
+        let mut exact = Aad::<{ 19 + 1 + 1 + 2 + 19 + 2 + 5 + 10 + 1 + 10 + 1 + 10 }>::empty();
+        assert_eq!(exact.capacity(), bound);
+        let got = build_aad(
+            &mut spare,
+            &mut exact,
+            &header,
+            TokenFormat::V2,
+            None,
+            &binding,
+        );
+        assert!(got.is_some());
     }
 }

@@ -9,6 +9,7 @@
 use subtle::{Choice, ConstantTimeEq};
 
 /// Whether `a` and `b` hold the same bytes, in time independent of where they differ.
+#[inline]
 pub(crate) fn eq(a: &[u8], b: &[u8]) -> Choice {
     if a.len() != b.len() {
         return Choice::from(0);

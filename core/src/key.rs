@@ -7,7 +7,7 @@
 
 use core::fmt;
 
-use heapless::Vec;
+use heapless::{String, Vec};
 // Native atomics where the target has compare-and-swap (every host: lock-free, no global
 // lock per seal); a `critical-section` fallback only where it has none (Cortex-M0/M0+,
 // RISC-V rv32imc). See `Key`'s seal counter.
@@ -64,8 +64,11 @@ impl fmt::Debug for SecretKey {
 }
 
 /// A key id: 1 to 16 bytes of `A-Z a-z 0-9 . _ -`. Public; written into every token header.
+///
+/// Held as text, validated once when built: [`KeyId::as_str`] is then free, where checking
+/// the bytes as UTF-8 again on every call cost as much as the rest of a metrics update.
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub struct KeyId(Vec<u8, MAX_KEY_ID_LEN>);
+pub struct KeyId(String<MAX_KEY_ID_LEN>);
 
 impl KeyId {
     /// Parses and validates a key id.
@@ -84,19 +87,24 @@ impl KeyId {
         {
             return Err(KeyError::BadKeyId);
         }
+        // ASCII, so UTF-8; 1 to 16 bytes, so it fits.
         Vec::from_slice(id)
+            .ok()
+            .and_then(|v| String::from_utf8(v).ok())
             .map(Self)
-            .map_err(|_| KeyError::BadKeyId)
+            .ok_or(KeyError::BadKeyId)
     }
 
     /// The id bytes.
+    #[inline]
     pub fn as_bytes(&self) -> &[u8] {
-        &self.0
+        self.0.as_bytes()
     }
 
     /// The id as text (always ASCII).
+    #[inline]
     pub fn as_str(&self) -> &str {
-        core::str::from_utf8(&self.0).unwrap_or("")
+        self.0.as_str()
     }
 }
 
@@ -275,6 +283,7 @@ impl<C: Cipher, const K: usize> KeyRing<C, K> {
     }
 
     /// The key with exactly this id, if the ring has it.
+    #[inline]
     pub fn find(&self, id: &[u8]) -> Option<&Key<C>> {
         self.keys.iter().find(|k| k.id.as_bytes() == id)
     }

@@ -25,6 +25,7 @@
 
 pub mod b64;
 pub mod binding;
+mod bytes;
 pub mod cipher;
 pub mod clock;
 mod ct;

@@ -38,6 +38,7 @@ impl<T: MonotonicClock + ?Sized> MonotonicClock for &T {
 pub struct SystemClock;
 
 impl Clock for SystemClock {
+    #[inline]
     fn now_ms(&self) -> u64 {
         wall_ms()
     }
@@ -46,6 +47,7 @@ impl Clock for SystemClock {
 /// Milliseconds since the Unix epoch. A clock set before 1970 reads as 0, which makes every
 /// token look expired: fail closed.
 #[cfg(target_os = "linux")]
+#[inline]
 fn wall_ms() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
     match (u64::try_from(t.tv_sec), u64::try_from(t.tv_nsec)) {

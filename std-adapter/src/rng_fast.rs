@@ -104,9 +104,10 @@ struct Keyed {
     chacha: ChaCha20Rng,
     fork: ForkCheck,
     drawn: u64,
-    /// When it was keyed, on the coarse monotonic clock (a few ns to read, at most one tick
-    /// behind: the age limit is kept to within a few ms).
-    seeded_at: Duration,
+    /// When it reaches the policy's age limit (the time it was keyed plus `max_age`), on the
+    /// coarse monotonic clock (a few ns to read, at most one tick behind: the age limit is kept
+    /// to within a few ms). Kept as a deadline: each draw compares one reading to it.
+    retire_at: Duration,
 }
 
 /// ChaCha20 keyed from the OS, reseeded by [`ReseedPolicy`] and after a fork. See the module
@@ -133,7 +134,7 @@ impl ReseedingRng {
             policy,
             reseeds: 0,
         };
-        rng.keyed = Some(Self::key()?);
+        rng.keyed = Some(Self::key(policy)?);
         Ok(rng)
     }
 
@@ -152,31 +153,32 @@ impl ReseedingRng {
         self.keyed.as_ref().map_or(0, |k| k.drawn)
     }
 
-    fn key() -> Result<Keyed, getrandom::Error> {
+    fn key(policy: ReseedPolicy) -> Result<Keyed, getrandom::Error> {
         let mut seed = zeroize::Zeroizing::new([0u8; 32]);
         getrandom::fill(&mut seed[..])?;
         Ok(Keyed {
             chacha: ChaCha20Rng::from_seed(*seed),
             fork: ForkCheck::new(),
             drawn: 0,
-            seeded_at: coarse_monotonic(),
+            // Keyed at `t`, usable while `now - t < max_age`: while `now < t + max_age`
+            // (saturated, a deadline never reached).
+            retire_at: coarse_monotonic().saturating_add(policy.max_age),
         })
     }
 
     /// The state to draw `len` bytes from: the current one if it may still be used, else a
     /// fresh one. A failed reseed leaves no state behind, so no later draw can reuse it.
+    #[inline]
     fn state(&mut self, len: usize) -> Result<&mut ChaCha20Rng, getrandom::Error> {
         let len = len as u64;
-        let policy = self.policy;
+        let max_bytes = self.policy.max_bytes;
         let usable = self.keyed.as_mut().is_some_and(|k| {
             !k.fork.forked()
-                && k.drawn.saturating_add(len) <= policy.max_bytes
-                && coarse_monotonic().saturating_sub(k.seeded_at) < policy.max_age
+                && k.drawn.saturating_add(len) <= max_bytes
+                && coarse_monotonic() < k.retire_at
         });
         if !usable {
-            self.keyed = None;
-            self.keyed = Some(Self::key()?);
-            self.reseeds += 1;
+            self.reseed()?;
         }
         match self.keyed.as_mut() {
             Some(k) => {
@@ -186,6 +188,17 @@ impl ReseedingRng {
             // Unreachable: set just above.
             None => Err(getrandom::Error::UNEXPECTED),
         }
+    }
+
+    /// Replaces the key. Out of line: one draw in thousands comes here, and the others keep a
+    /// small frame.
+    #[cold]
+    #[inline(never)]
+    fn reseed(&mut self) -> Result<(), getrandom::Error> {
+        self.keyed = None;
+        self.keyed = Some(Self::key(self.policy)?);
+        self.reseeds += 1;
+        Ok(())
     }
 }
 
@@ -244,13 +257,22 @@ impl FastRng {
                 .try_borrow_mut()
                 .map_err(|_| getrandom::Error::UNEXPECTED)?;
             if slot.is_none() {
-                *slot = Some(ReseedingRng::new()?);
+                Self::first_use(&mut slot)?;
             }
             match slot.as_mut() {
                 Some(rng) => f(rng),
                 None => Err(getrandom::Error::UNEXPECTED),
             }
         })
+    }
+
+    /// Creates this thread's generator. Out of line: once per thread, and every other draw
+    /// keeps a small frame.
+    #[cold]
+    #[inline(never)]
+    fn first_use(slot: &mut Option<ReseedingRng>) -> Result<(), getrandom::Error> {
+        *slot = Some(ReseedingRng::new()?);
+        Ok(())
     }
 
     /// Reseeds of this thread's generator so far (0 before its first use).
@@ -284,6 +306,7 @@ impl TryRng for FastRng {
         Self::with(|r| r.try_next_u64())
     }
 
+    #[inline]
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
         Self::with(|r| r.try_fill_bytes(dst))
     }

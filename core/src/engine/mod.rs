@@ -23,7 +23,7 @@
 use rand_core::TryCryptoRng;
 
 use crate::b64;
-use crate::binding::{Aad, Binding, BindingError};
+use crate::binding::{Aad, Binding, BindingError, build_aad};
 use crate::cipher::Cipher;
 use crate::clock::Clock;
 use crate::ct;
@@ -32,7 +32,7 @@ use crate::key::KeyRing;
 use crate::limits::{MAX_AAD_LEN, MAX_NONCE_LEN, TAG_LEN, TOKEN_ID_LEN};
 use crate::replay::{NoReplayCache, ReplayCache, ReplayError};
 use crate::state::{ArgsDigest, NewState, Parsed, StateView};
-use crate::token::{Frame, Header, TokenBuf, TokenFormat};
+use crate::token::{Frame, TokenBuf, TokenFormat, header_len, write_header};
 
 mod builder;
 mod outcome;
@@ -205,13 +205,13 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
             return Err(SealError::RoundsExhausted);
         }
         let format = self.config.seal_format;
-        let header = Header::new(format, C::ALGORITHM, self.keys.current().id());
-        let header = header.as_bytes();
+        let audience = self.bound_audience(format);
         // The one capacity check of a seal: before any key budget or randomness is spent.
-        let mut aad = Aad::<A>::empty();
-        let aad = aad
-            .fill(header, self.bound_audience(format), binding)
-            .ok_or(SealError::Binding(BindingError::ExceedsAadCapacity))?;
+        if Self::exceeds_capacity(binding, audience) {
+            return Err(SealError::Binding(BindingError::ExceedsAadCapacity));
+        }
+        let key_id = self.keys.current().id();
+        let header_len = header_len(key_id.as_bytes().len());
         let now = self.clock.now_ms();
         let expires_at = now
             .checked_add(self.config.ttl_ms)
@@ -227,7 +227,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         };
         let state_len = state.len().ok_or(SealError::TooLarge)?;
         let nonce_len = C::ALGORITHM.nonce_len();
-        let total = header.len() + nonce_len + state_len + TAG_LEN;
+        let total = header_len + nonce_len + state_len + TAG_LEN;
         if b64::encoded_len(total) > N {
             return Err(SealError::TooLarge);
         }
@@ -240,10 +240,20 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         let (token_id, nonce_bytes) = random.split_at(TOKEN_ID_LEN);
         state.token_id.copy_from_slice(token_id);
 
-        let (head, rest) = out.bytes[..total].split_at_mut(header.len());
+        // The token bytes, and after them the room its text will take: the associated data
+        // goes there while the seal needs it (see `build_aad`).
+        let (bytes, spare) = out
+            .bytes
+            .split_at_mut_checked(total)
+            .ok_or(SealError::TooLarge)?;
+        let (header, rest) = bytes.split_at_mut(header_len);
+        write_header(header, format, C::ALGORITHM, key_id);
+        let mut fallback = Aad::<A>::empty();
+        let aad = build_aad(spare, &mut fallback, header, format, audience, binding)
+            .ok_or(SealError::Binding(BindingError::ExceedsAadCapacity))?;
+        let aad_end = total + aad.len();
         let (nonce, rest) = rest.split_at_mut(nonce_len);
         let (body, tag_out) = rest.split_at_mut(state_len);
-        head.copy_from_slice(header);
         nonce.copy_from_slice(nonce_bytes);
         state.write(body);
         match key.cipher().seal_in_place(nonce, aad, body) {
@@ -255,6 +265,11 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
             }
         }
         let text_len = b64::encode_in_place(&mut out.bytes, total).ok_or(SealError::TooLarge)?;
+        // The buffer holds the token text only: clear what the text did not cover of the
+        // associated data.
+        if let Some(rest) = out.bytes.get_mut(text_len..aad_end) {
+            rest.fill(0);
+        }
         let text = core::str::from_utf8(&out.bytes[..text_len]).map_err(|_| SealError::Crypto)?;
         Ok(Sealed {
             text,
@@ -345,29 +360,54 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         now: u64,
     ) -> Result<(core::ops::Range<usize>, TokenFormat), Reason> {
         // Whatever the token, a binding this engine cannot hold is refused first.
-        if binding.aad_len(self.audience()) > A {
+        if Self::exceeds_capacity(binding, self.audience()) {
             return Err(Reason::InvalidBinding);
         }
         if token.len() > N {
             return Err(Reason::TooLong);
         }
         let total = b64::decode_into(token.as_bytes(), &mut buf.bytes).ok_or(Reason::Malformed)?;
-        let frame = Frame::read(&mut buf.bytes[..total], C::ALGORITHM)?;
+        // The decoded token, and the room after it, where the associated data goes.
+        let (bytes, spare) = buf
+            .bytes
+            .split_at_mut_checked(total)
+            .ok_or(Reason::Malformed)?;
+        let frame = Frame::read(bytes, C::ALGORITHM)?;
         if frame.format == TokenFormat::V1 && !self.config.v1.opens(now) {
             return Err(Reason::VersionRetired);
         }
         let key = self.keys.find(frame.key_id).ok_or(Reason::UnknownKey)?;
-        let mut aad = Aad::<A>::empty();
+        let mut fallback = Aad::<A>::empty();
         // Fits whenever the binding passed the capacity check above, which assumed the
         // longest header and the v2 layout.
-        let aad = aad
-            .fill(frame.header, self.bound_audience(frame.format), binding)
-            .ok_or(Reason::InvalidBinding)?;
+        let audience = self.bound_audience(frame.format);
+        let aad = build_aad(
+            spare,
+            &mut fallback,
+            frame.header,
+            frame.format,
+            audience,
+            binding,
+        )
+        .ok_or(Reason::InvalidBinding)?;
         let (range, format) = (frame.state_range(), frame.format);
         key.cipher()
             .open_in_place(frame.nonce, aad, frame.body, frame.tag)
             .map_err(|_| Reason::Tampered)?;
         Ok((range, format))
+    }
+
+    /// Whether the associated data of `binding` and `audience` may not fit this engine's
+    /// capacity `A` (judged with the longest header and the v2 layout, see
+    /// [`Binding::aad_len`]).
+    ///
+    /// Never at the default capacity: `Binding::new` bounds each field of a binding and the
+    /// builder the audience, and `MAX_AAD_LEN` is the sum of those bounds. So the sum is only
+    /// computed for an engine built with a smaller capacity.
+    #[inline(always)]
+    fn exceeds_capacity(binding: &Binding<'_>, audience: Option<&str>) -> bool {
+        debug_assert!(binding.aad_len(audience) <= MAX_AAD_LEN);
+        A < MAX_AAD_LEN && binding.aad_len(audience) > A
     }
 
     /// The audience a token of `format` is bound to on this engine: v1 tokens carry none.
@@ -379,6 +419,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
     }
 
     /// The checks on an authentic state: method, expiry, lifetime, round cap, argument digest.
+    #[inline(always)]
     fn check_state(
         &self,
         state: &StateView<'_>,
@@ -422,5 +463,220 @@ impl<C, Clk, R: core::fmt::Debug, const K: usize, const A: usize> core::fmt::Deb
             .field("replay", &self.replay)
             .field("aad_capacity", &A)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use core::cell::RefCell;
+    use std::borrow::ToOwned;
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::binding::Principal;
+    use crate::cipher::{Algorithm, CryptoError};
+    use crate::clock::ManualClock;
+    use crate::key::{Key, KeyId, SecretKey};
+    use crate::token::token_len_for;
+
+    std::thread_local! {
+        /// The associated data of every seal and open on this thread, in order.
+        static SEEN: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Not a cipher: leaves the bytes as they are and tags them with a checksum of the
+    /// associated data and the bytes, recording the associated data it was given. Enough to
+    /// see what the engine hands an AEAD and where it puts the token.
+    struct Recorder;
+
+    fn tag(aad: &[u8], buf: &[u8]) -> [u8; TAG_LEN] {
+        let mut t = [0u8; TAG_LEN];
+        for (i, b) in aad.iter().chain(buf).enumerate() {
+            t[i % TAG_LEN] = t[i % TAG_LEN].wrapping_mul(31).wrapping_add(*b);
+        }
+        t
+    }
+
+    impl Cipher for Recorder {
+        const ALGORITHM: Algorithm = Algorithm::Aes256GcmSiv;
+
+        fn new(_: &SecretKey) -> Self {
+            Recorder
+        }
+
+        fn seal_in_place(
+            &self,
+            _: &[u8],
+            aad: &[u8],
+            buf: &mut [u8],
+        ) -> Result<[u8; TAG_LEN], CryptoError> {
+            SEEN.with(|s| s.borrow_mut().push(aad.into()));
+            Ok(tag(aad, buf))
+        }
+
+        fn open_in_place(
+            &self,
+            _: &[u8],
+            aad: &[u8],
+            buf: &mut [u8],
+            t: &[u8; TAG_LEN],
+        ) -> Result<(), CryptoError> {
+            SEEN.with(|s| s.borrow_mut().push(aad.into()));
+            if tag(aad, buf) == *t {
+                Ok(())
+            } else {
+                Err(CryptoError)
+            }
+        }
+    }
+
+    struct Counter(u8);
+
+    impl rand_core::TryRng for Counter {
+        type Error = core::convert::Infallible;
+        fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+            Ok(0)
+        }
+        fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+            Ok(0)
+        }
+        fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+            for b in dst {
+                self.0 = self.0.wrapping_add(1);
+                *b = self.0;
+            }
+            Ok(())
+        }
+    }
+
+    impl TryCryptoRng for Counter {}
+
+    fn ring() -> KeyRing<Recorder, 4> {
+        KeyRing::new(Key::new(
+            KeyId::new("k2026-11").unwrap(),
+            SecretKey::from_bytes([7; 32]),
+        ))
+    }
+
+    fn seen() -> Vec<Vec<u8>> {
+        SEEN.with(|s| core::mem::take(&mut *s.borrow_mut()))
+    }
+
+    /// A binding whose associated data fits the room a token buffer leaves, and one whose does
+    /// not (the widest principal and target), sealed into a buffer of exactly the token's
+    /// size: either way the cipher gets the canonical associated data, on the seal and on the
+    /// open, and the token is the same as from a roomy buffer.
+    #[test]
+    fn the_cipher_gets_the_canonical_associated_data_wherever_it_is_built() {
+        let clock = ManualClock::new(1_000_000);
+        let long = "x".repeat(255);
+        let target = "t".repeat(1024);
+        let alice = Principal::User {
+            issuer: "https://idp.example",
+            subject: "alice",
+        };
+        let widest = Principal::User {
+            issuer: &long,
+            subject: &long,
+        };
+        let short = Binding::new("tools/call", "2026-07-28", "book_table", alice).unwrap();
+        let wide = Binding::new("tools/call", "2026-07-28", &target, widest).unwrap();
+        for audience in [None, Some("booking.example")] {
+            let builder = Mrtr::builder(ring(), &clock);
+            let mrtr = match audience {
+                Some(a) => builder.audience(a).build().unwrap(),
+                None => builder.without_audience().build().unwrap(),
+            };
+            for binding in [short, wide] {
+                let mut tight = TokenBuf::<{ token_len_for(16) }>::new();
+                let mut roomy = TokenBuf::<4096>::new();
+                let a = mrtr
+                    .pause(
+                        Round::FIRST,
+                        &binding,
+                        &[5; 32],
+                        b"step=1",
+                        &mut Counter(0),
+                        &mut tight,
+                    )
+                    .unwrap();
+                let b = mrtr
+                    .pause(
+                        Round::FIRST,
+                        &binding,
+                        &[5; 32],
+                        b"step=1",
+                        &mut Counter(0),
+                        &mut roomy,
+                    )
+                    .unwrap();
+                assert_eq!(a.as_str(), b.as_str());
+                // The short binding's associated data fits the room the tight buffer leaves
+                // after the token bytes; the wide one's goes to the fallback.
+                let room = token_len_for(16) - b64::decoded_len(a.as_str().len()).unwrap();
+                assert_eq!(binding.aad_len(audience) <= room, binding == short);
+                let token = a.as_str().to_owned();
+                let mut buf = TokenBuf::<{ token_len_for(16) }>::new();
+                let resumed = mrtr.resume(&token, &binding, &[5; 32], &mut buf).unwrap();
+                assert_eq!(resumed.continuation(), b"step=1");
+
+                let header = [
+                    2,
+                    Algorithm::Aes256GcmSiv.id(),
+                    8,
+                    b'k',
+                    b'2',
+                    b'0',
+                    b'2',
+                    b'6',
+                    b'-',
+                    b'1',
+                    b'1',
+                ];
+                let want = Aad::build(&header, audience, &binding).unwrap();
+                let seen = seen();
+                assert_eq!(seen.len(), 3);
+                assert!(
+                    seen.iter().all(|aad| aad == want.as_bytes()),
+                    "{audience:?}"
+                );
+            }
+        }
+    }
+
+    /// A pause leaves only the token text in its buffer: the associated data it built in the
+    /// room after the token bytes is gone where the text did not cover it.
+    #[test]
+    fn a_pause_leaves_only_the_text_in_its_buffer() {
+        let clock = ManualClock::new(1_000_000);
+        let mrtr = Mrtr::builder(ring(), &clock)
+            .audience("booking.example")
+            .build()
+            .unwrap();
+        let user = Principal::User {
+            issuer: "https://idp.example",
+            subject: "alice",
+        };
+        let binding = Binding::new("tools/call", "2026-07-28", "book_table", user).unwrap();
+        for n in [0, 1, 2, 64, 256] {
+            let mut out = TokenBuf::<{ token_len_for(256) }>::new();
+            let continuation = [b'c'; 256];
+            let len = mrtr
+                .pause(
+                    Round::FIRST,
+                    &binding,
+                    &[5; 32],
+                    &continuation[..n],
+                    &mut Counter(0),
+                    &mut out,
+                )
+                .unwrap()
+                .as_str()
+                .len();
+            assert!(out.bytes[len..].iter().all(|&b| b == 0), "{n}");
+        }
+        seen();
     }
 }

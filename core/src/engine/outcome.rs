@@ -14,6 +14,7 @@ impl Round {
     pub const FIRST: Round = Round(1);
 
     /// The round number.
+    #[inline]
     pub const fn get(self) -> u32 {
         self.0
     }
@@ -30,26 +31,31 @@ pub struct Sealed<'b> {
 
 impl<'b> Sealed<'b> {
     /// The token text for `requestState`. A bearer credential: never log it.
+    #[inline]
     pub fn as_str(&self) -> &'b str {
         self.text
     }
 
     /// The token's random id.
+    #[inline]
     pub fn token_id(&self) -> TokenId {
         self.token_id
     }
 
     /// When the token expires, ms since the Unix epoch.
+    #[inline]
     pub fn expires_at_ms(&self) -> u64 {
         self.expires_at_ms
     }
 
     /// The round the token was sealed in.
+    #[inline]
     pub fn round(&self) -> Round {
         self.round
     }
 
     /// The format the token was sealed in.
+    #[inline]
     pub fn format(&self) -> TokenFormat {
         self.format
     }
@@ -76,41 +82,49 @@ pub struct Resumed<'b> {
 
 impl<'b> Resumed<'b> {
     /// The format the token was sealed in (during a rollout, older formats still open).
+    #[inline]
     pub fn format(&self) -> TokenFormat {
         self.format
     }
 
     /// The round the token was sealed in; this resume is handler invocation `round + 1`.
+    #[inline]
     pub fn round(&self) -> u32 {
         self.state.round()
     }
 
     /// The round to seal in if this resumed call pauses again.
+    #[inline]
     pub fn next_round(&self) -> Round {
         Round(self.state.round().saturating_add(1))
     }
 
     /// When the token was sealed, ms since the Unix epoch.
+    #[inline]
     pub fn issued_at_ms(&self) -> u64 {
         self.state.issued_at_ms()
     }
 
     /// When the token expires, ms since the Unix epoch.
+    #[inline]
     pub fn expires_at_ms(&self) -> u64 {
         self.state.expires_at_ms()
     }
 
     /// The token's random id (the replay-cache key).
+    #[inline]
     pub fn token_id(&self) -> TokenId {
         self.state.token_id()
     }
 
     /// The method the token was sealed for.
+    #[inline]
     pub fn method(&self) -> &'b str {
         self.state.method()
     }
 
     /// The handler's continuation bytes, as given to [`Mrtr::pause`](crate::Mrtr::pause).
+    #[inline]
     pub fn continuation(&self) -> &'b [u8] {
         self.state.continuation()
     }

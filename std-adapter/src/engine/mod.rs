@@ -36,7 +36,6 @@ use mrtr_core::replay::{NoReplayCache, ReplayCache, ReplayError};
 use mrtr_core::token::{TokenBuf, token_len_for};
 use mrtr_core::{Clock, Mrtr, Reason, Round, SealError};
 use serde_json::Value;
-use zeroize::Zeroizing;
 
 use crate::clock::SystemClock;
 use crate::jsonrpc::{JsonRpcError, Method, ResumeRequest, input_required_result};
@@ -52,8 +51,8 @@ mod step;
 pub use any::{AnyEngine, Audience, Backend, EngineConfigError, Limits, UnknownBackend};
 pub use nonce::{NonceSource, UnknownNonceSource};
 pub use rotating::{Generation, ReloadWarning, Reloaded, Rotating, Shared};
-use step::Record;
 pub use step::{PauseError, Resumption, Step, Verified};
+use step::{Record, WipedBytes, WipedText};
 
 /// Longest continuation a handler may seal, in bytes.
 pub const MAX_CONTINUATION_LEN: usize = 8 * 1024;
@@ -274,7 +273,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
         continuation: &[u8],
         input_requests: Option<Value>,
     ) -> Result<Value, PauseError> {
-        let token = Zeroizing::new(self.pause(req, round, continuation)?);
+        let token = WipedText::new(self.pause(req, round, continuation)?);
         Ok(input_required_result(&token, input_requests))
     }
 
@@ -357,7 +356,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
                 .verify(token, binding, args, buf)
                 .map_err(|r| reject(r.reason()))?;
             let resumption = Resumption {
-                continuation: Zeroizing::new(resumed.continuation().to_vec()),
+                continuation: WipedBytes::new(resumed.continuation().to_vec()),
                 round: resumed.round(),
                 next_round: resumed.next_round(),
                 expires_at_ms: resumed.expires_at_ms(),
