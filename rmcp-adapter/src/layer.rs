@@ -287,8 +287,9 @@ pin_project_lite::pin_project! {
         },
         /// Waiting for an admission hook (the body is read).
         Admitting { admitting: Admitting, inner: Arc<S> },
-        /// Readying a clone of the inner service for the checked request.
-        Readying { service: S, request: Option<Request<Full<Bytes>>> },
+        /// Waiting for a clone of the inner service to be ready (rare: rmcp's always is; boxed
+        /// so that the common states stay small to move).
+        Readying { service: Box<S>, request: Option<Request<Full<Bytes>>> },
         /// The inner service answers.
         Calling {
             #[pin]
@@ -305,6 +306,28 @@ impl<S, B, ResBody> PrecheckFuture<S, B, S::Future, ResBody>
 where
     S: Service<Request<Full<Bytes>>, Response = Response<ResBody>>,
 {
+    /// Hands the checked request to a clone of the inner service: at once when the clone is
+    /// ready (rmcp's always is), else once it is.
+    fn start(
+        inner: &Arc<S>,
+        request: Request<Full<Bytes>>,
+        cx: &mut Context<'_>,
+    ) -> Result<State<S, B, S::Future, ResBody>, S::Error>
+    where
+        S: Clone,
+    {
+        let mut service = S::clone(inner);
+        Ok(match service.poll_ready(cx)? {
+            Poll::Ready(()) => State::Calling {
+                call: service.call(request),
+            },
+            Poll::Pending => State::Readying {
+                service: Box::new(service),
+                request: Some(request),
+            },
+        })
+    }
+
     /// The request, its body read: checked, then handed on, held for a hook, or answered.
     fn decide(
         parts: http::request::Parts,
@@ -393,10 +416,13 @@ where
                     };
                     let (next, answer) = Self::decide(parts, read.into_bytes(), &config);
                     match next {
-                        Next::Call(request) => state.set(State::Readying {
-                            service: S::clone(&inner),
-                            request: Some(request),
-                        }),
+                        Next::Call(request) => match Self::start(&inner, request, cx) {
+                            Ok(next) => state.set(next),
+                            Err(e) => {
+                                state.set(State::Done);
+                                return Poll::Ready(Err(e));
+                            }
+                        },
                         Next::Admit(admitting) => state.set(State::Admitting { admitting, inner }),
                         Next::Answer => state.set(State::Answered { response: answer }),
                     }
@@ -416,10 +442,14 @@ where
                     match admission {
                         Ok(extensions) => {
                             parts.extensions.extend(extensions);
-                            state.set(State::Readying {
-                                service: S::clone(&inner),
-                                request: Some(Request::from_parts(parts, Full::new(bytes))),
-                            });
+                            let request = Request::from_parts(parts, Full::new(bytes));
+                            match Self::start(&inner, request, cx) {
+                                Ok(next) => state.set(next),
+                                Err(e) => {
+                                    state.set(State::Done);
+                                    return Poll::Ready(Err(e));
+                                }
+                            }
                         }
                         Err(error) => {
                             let response = error_response(&bytes, error);
