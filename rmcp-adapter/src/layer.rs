@@ -645,6 +645,63 @@ mod tests {
         assert_eq!(keeper.0.lock().unwrap().len(), 1);
     }
 
+    /// An inner service that is not ready at first (`Pending` once, waking itself), or that
+    /// fails to get ready; counts its calls.
+    #[derive(Clone)]
+    struct Reluctant {
+        waited: Arc<AtomicUsize>,
+        calls: Arc<AtomicUsize>,
+        fails: bool,
+    }
+
+    impl Service<Request<Full<Bytes>>> for Reluctant {
+        type Response = Response<Full<Bytes>>;
+        type Error = &'static str;
+        type Future = std::future::Ready<Result<Self::Response, &'static str>>;
+
+        fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), &'static str>> {
+            if self.fails {
+                return Poll::Ready(Err("overloaded"));
+            }
+            if self.waited.fetch_add(1, Ordering::SeqCst) == 0 {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _request: Request<Full<Bytes>>) -> Self::Future {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let mut response = Response::new(Full::new(Bytes::new()));
+            *response.status_mut() = StatusCode::NO_CONTENT;
+            std::future::ready(Ok(response))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_service_not_ready_yet_gets_the_request_once_ready_and_its_error_is_returned() {
+        for fails in [false, true] {
+            let calls = Arc::new(AtomicUsize::new(0));
+            let inner = Reluctant {
+                waited: Arc::new(AtomicUsize::new(0)),
+                calls: calls.clone(),
+                fails,
+            };
+            let mut service = PrecheckLayer::new(ErrorDetail::Uniform).layer(inner);
+            let request = Request::post("/mcp")
+                .body(Full::new(Bytes::from_static(b"{}")))
+                .unwrap();
+            let outcome = service.call(request).await.map(|r| r.status());
+            if fails {
+                assert_eq!(outcome, Err("overloaded"));
+                assert_eq!(calls.load(Ordering::SeqCst), 0);
+            } else {
+                assert_eq!(outcome, Ok(StatusCode::NO_CONTENT));
+                assert_eq!(calls.load(Ordering::SeqCst), 1);
+            }
+        }
+    }
+
     #[tokio::test]
     async fn a_body_over_the_limit_or_broken_gets_413_and_never_reaches_the_service() {
         let keeper = Keeper::default();
