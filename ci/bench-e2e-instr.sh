@@ -51,7 +51,7 @@ trap cleanup EXIT
 
 NAMES=(mrtr mrtr-gcm-os rmcp-codec)
 declare -A LABEL=(
-    [mrtr]="hosted server, mrtr default (AES-256-GCM-SIV, fast nonce source, replay cache)"
+    [mrtr]="hosted server, mrtr default (aws-lc AES-256-GCM-SIV, fast nonce source, replay cache)"
     [mrtr-gcm-os]="hosted server, mrtr AES-256-GCM, OS nonce source, replay cache"
     [rmcp-codec]="same tool on rmcp, RequestStateCodec (HMAC-SHA256, no single use)"
 )

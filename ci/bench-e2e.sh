@@ -65,7 +65,7 @@ start() {
 }
 
 # The series: name, label, command. The hosted server runs in its default configuration
-# (AES-256-GCM-SIV with the fast nonce source, in-process replay cache), and once with
+# (aws-lc's AES-256-GCM-SIV with the fast nonce source, in-process replay cache), and once with
 # AES-256-GCM and the OS generator for comparison. Its replay cache holds every token id until
 # the token's 5-minute lifetime ends, and its default capacity (100,000 ids) covers about 333
 # resumes per second; a whole run spends several hundred thousand tokens, so both mrtr servers
@@ -73,7 +73,7 @@ start() {
 # refuses resumes (fail closed), which the run would count as failures.
 NAMES=(mrtr mrtr-gcm-os rmcp-codec)
 declare -A LABEL=(
-    [mrtr]="hosted server, mrtr default (AES-256-GCM-SIV, fast nonce source, replay cache)"
+    [mrtr]="hosted server, mrtr default (aws-lc AES-256-GCM-SIV, fast nonce source, replay cache)"
     [mrtr-gcm-os]="hosted server, mrtr AES-256-GCM, OS nonce source, replay cache"
     [rmcp-codec]="same tool on rmcp, RequestStateCodec (HMAC-SHA256, no single use)"
 )

@@ -215,7 +215,7 @@ impl E2e {
              opens, checks and spends the token and seals the next round's, asking for a \
              confirmation). Every response is checked (an unexpected one fails the run), so a \
              round trip is two requests and each token is resumed once. Servers: \
-             `examples/hosted-server` in its default configuration (AES-256-GCM-SIV, fast nonce \
+             `examples/hosted-server` in its default configuration (aws-lc AES-256-GCM-SIV, fast nonce \
              source, in-process replay cache, audience, argument binding) and with \
              AES-256-GCM and the OS nonce source; and the same tool on plain rmcp 3.11 with its \
              built-in `RequestStateCodec` (`benches/src/bin/e2e_rmcp_codec.rs`: HMAC-SHA256, \

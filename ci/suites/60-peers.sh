@@ -162,18 +162,19 @@ MRTR_KEYS="$TLS_KEYS" start_server tls-b --redis-url "rediss://127.0.0.1:$REDIS_
 MRTR_KEYS="current=peers-1; peers-1:$KEY_OLD" start_server node-old --cipher chacha20-poly1305 \
     --redis-url "redis://127.0.0.1:$REDIS_PORT/";  NODE_OLD_URL="$URL"
 
-# The same server under valgrind's memcheck, twice: the default configuration (RustCrypto
-# AES-256-GCM-SIV, fast nonce source, in-process replay cache) and aws-lc's AES-256-GCM-SIV
-# (C code) with the Redis replay cache. An operator debugging a deployment runs exactly this;
-# it once died at startup (rustix read a vDSO valgrind never maps). Slow to start: 60 s; the
-# Redis timeouts are raised to match (memcheck runs the server some 50 times slower).
+# The same server under valgrind's memcheck, twice: the default configuration (aws-lc's
+# AES-256-GCM-SIV: C code, fast nonce source, in-process replay cache), and RustCrypto's
+# AES-256-GCM-SIV with the Redis replay cache over TLS (rustls on aws-lc). An operator
+# debugging a deployment runs exactly this; it once died at startup (rustix read a vDSO
+# valgrind never maps). Slow to start: 60 s; the Redis timeouts are raised to match (memcheck
+# runs the server some 50 times slower).
 MEMCHECK=(valgrind --error-exitcode=99 --track-origins=no --num-callers=30)
 SERVER_PREFIX="${MEMCHECK[*]} --log-file=$RUN/memcheck-default.vg" START_TRIES=600 \
     start_server memcheck-default; MEMCHECK_DEFAULT_URL="$URL"
-SERVER_PREFIX="${MEMCHECK[*]} --log-file=$RUN/memcheck-awslc.vg" START_TRIES=600 \
-    start_server memcheck-awslc --cipher aws-lc-aes-256-gcm-siv --nonce-source fast \
+SERVER_PREFIX="${MEMCHECK[*]} --log-file=$RUN/memcheck-tls.vg" START_TRIES=600 \
+    start_server memcheck-tls --cipher aes-256-gcm-siv \
     --redis-url "rediss://127.0.0.1:$REDIS_TLS_PORT/" --redis-ca-file "$TLS/ca.pem" --redis-prefix "memcheck:" \
-    --redis-connect-timeout-ms 20000 --redis-command-timeout-ms 10000; MEMCHECK_AWSLC_URL="$URL"
+    --redis-connect-timeout-ms 20000 --redis-command-timeout-ms 10000; MEMCHECK_TLS_URL="$URL"
 
 export MRTR_SERVER_URL="$MAIN_URL" MRTR_SHORT_TTL_URL="$SHORT_URL" \
     MRTR_NODE_A_URL="$NODE_A_URL" MRTR_NODE_B_URL="$NODE_B_URL" MRTR_NODE_OLD_URL="$NODE_OLD_URL" \
@@ -237,7 +238,7 @@ inspector_lists_and_calls() {
     done
 }
 step "MCP Inspector 2.x CLI (tools/list, tools/call; legacy and modern era)" inspector_lists_and_calls
-step "rmcp client (main, AES-256-GCM)" "$BIN/mrtr-rmcp-client" peer --url "$MAIN_URL"
+step "rmcp client (main, default: aws-lc AES-256-GCM-SIV)" "$BIN/mrtr-rmcp-client" peer --url "$MAIN_URL"
 step "rmcp client (node B, ChaCha20-Poly1305 + Redis)" "$BIN/mrtr-rmcp-client" peer --url "$NODE_B_URL"
 for s in "${MRTR_SCENARIOS[@]}"; do
     step "conformance input-required-result-$s" bash -c \
@@ -294,10 +295,10 @@ under_memcheck() {
     [ "$status" = 0 ] || { tail -20 "$vg"; tail -5 "$RUN/memcheck-$name.log"; echo "exit status $status under memcheck"; return 1; }
     echo "memcheck ($name): $(grep -o 'total heap usage: [0-9,]* allocs' "$vg"), 0 errors, clean exit"
 }
-step "memcheck: default configuration (valgrind, SDK flows and wire cases, 0 errors)" \
+step "memcheck: default configuration, aws-lc (valgrind, SDK flows and wire cases, 0 errors)" \
     under_memcheck default "$MEMCHECK_DEFAULT_URL"
-step "memcheck: aws-lc AES-256-GCM-SIV + Redis over TLS (valgrind, 0 errors)" \
-    under_memcheck awslc "$MEMCHECK_AWSLC_URL"
+step "memcheck: RustCrypto AES-256-GCM-SIV + Redis over TLS (valgrind, 0 errors)" \
+    under_memcheck tls "$MEMCHECK_TLS_URL"
 
 for name in "${!SERVER_PID[@]}"; do
     kill -0 "${SERVER_PID[$name]}" 2>/dev/null || failed+=("server $name is still running at the end")

@@ -74,16 +74,17 @@ pub struct Config {
     #[arg(long)]
     pub stdio: bool,
 
-    /// AEAD backend sealing requestState: aes-256-gcm, chacha20-poly1305,
-    /// xchacha20-poly1305, aes-256-gcm-siv, aws-lc-aes-256-gcm, aws-lc-chacha20-poly1305
-    /// (whichever this build has).
-    #[arg(long, default_value = "aes-256-gcm-siv")]
+    /// AEAD backend sealing requestState: aws-lc-aes-256-gcm-siv (the default: AES-256-GCM-SIV
+    /// from aws-lc-rs), aes-256-gcm-siv (the same algorithm from RustCrypto, pure Rust; tokens
+    /// are byte-identical, so the two interoperate), aes-256-gcm, chacha20-poly1305,
+    /// xchacha20-poly1305, aws-lc-aes-256-gcm, aws-lc-chacha20-poly1305.
+    #[arg(long, default_value = "aws-lc-aes-256-gcm-siv")]
     pub cipher: Backend,
 
     /// Where each seal draws its token id and nonce: os (one getrandom system call per seal)
-    /// or fast (a per-thread, reseeding, fork-aware userspace generator; aes-256-gcm-siv
-    /// only, any other cipher is refused at startup). Default: fast with aes-256-gcm-siv, os
-    /// with every other cipher.
+    /// or fast (a per-thread, reseeding, fork-aware userspace generator; AES-256-GCM-SIV only,
+    /// any other cipher is refused at startup). Default: fast with either AES-256-GCM-SIV
+    /// cipher, os with every other.
     #[arg(long)]
     pub nonce_source: Option<NonceSource>,
 
@@ -310,15 +311,17 @@ mod tests {
     #[test]
     fn the_nonce_source_follows_the_cipher_unless_given() {
         let default = parse(&[]);
-        assert_eq!(default.cipher, Backend::Aes256GcmSiv);
+        assert_eq!(default.cipher, Backend::AwsLcAes256GcmSiv);
         assert_eq!(default.nonce_source(), NonceSource::Fast);
+        let rustcrypto = parse(&["--cipher", "aes-256-gcm-siv"]);
+        assert_eq!(rustcrypto.nonce_source(), NonceSource::Fast);
         for cipher in ["aes-256-gcm", "chacha20-poly1305", "aws-lc-aes-256-gcm"] {
             assert_eq!(parse(&["--cipher", cipher]).nonce_source(), NonceSource::Os);
         }
         let os = parse(&["--nonce-source", "os"]);
         assert_eq!(
             (os.cipher, os.nonce_source()),
-            (Backend::Aes256GcmSiv, NonceSource::Os)
+            (Backend::AwsLcAes256GcmSiv, NonceSource::Os)
         );
         assert!(
             Config::try_parse_from(["mrtr-hosted-server", "--nonce-source", "rdrand"]).is_err()

@@ -183,7 +183,7 @@ def test_a_missing_capability_on_resume_does_not_spend_the_token(server_url):
 
 
 def test_token_from_another_server_is_rejected(server_url, node_a_url):
-    state = first_round(server_url)  # AES-256-GCM, ephemeral key
+    state = first_round(server_url)  # the default cipher, ephemeral key
     assert_rejected(date_round(node_a_url, state))  # ChaCha20-Poly1305, configured keys
 
 
