@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-#[cfg(not(target_os = "linux"))]
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use mrtr_core::Clock;
@@ -33,7 +32,8 @@ impl<T: MonotonicClock + ?Sized> MonotonicClock for &T {
 /// On Linux it reads the kernel's coarse real-time clock (`CLOCK_REALTIME_COARSE`): the time of
 /// the last timer tick, a few nanoseconds to read instead of a few tens, and at most one tick
 /// (1 to 4 ms) behind, which token lifetimes of minutes and a clock-skew allowance of seconds
-/// do not notice. Elsewhere it reads `SystemTime`.
+/// do not notice. Elsewhere, or where the kernel refuses that clock (a sandbox filtering it), it
+/// reads `SystemTime`; no read panics.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SystemClock;
 
@@ -44,20 +44,40 @@ impl Clock for SystemClock {
     }
 }
 
+/// Reads a Linux clock without panicking: `None` where the kernel refuses it (a sandbox that
+/// filters the clock, a kernel without the coarse clocks), and the caller falls back to std.
+/// The vDSO is used when the kernel offers one, the system call otherwise.
+#[cfg(target_os = "linux")]
+#[inline]
+fn linux_clock(id: rustix::time::ClockId) -> Option<(u64, u32)> {
+    let t = rustix::time::clock_gettime_dynamic(rustix::time::DynamicClockId::Known(id)).ok()?;
+    match (u64::try_from(t.tv_sec), u32::try_from(t.tv_nsec)) {
+        (Ok(secs), Ok(nanos)) if nanos < 1_000_000_000 => Some((secs, nanos)),
+        _ => None,
+    }
+}
+
 /// Milliseconds since the Unix epoch. A clock set before 1970 reads as 0, which makes every
 /// token look expired: fail closed.
 #[cfg(target_os = "linux")]
 #[inline]
 fn wall_ms() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
-    match (u64::try_from(t.tv_sec), u64::try_from(t.tv_nsec)) {
-        (Ok(secs), Ok(nanos)) => secs.saturating_mul(1000).saturating_add(nanos / 1_000_000),
-        _ => 0,
+    match linux_clock(rustix::time::ClockId::RealtimeCoarse) {
+        Some((secs, nanos)) => secs
+            .saturating_mul(1000)
+            .saturating_add(u64::from(nanos / 1_000_000)),
+        None => std_wall_ms(),
     }
 }
 
 #[cfg(not(target_os = "linux"))]
+#[inline]
 fn wall_ms() -> u64 {
+    std_wall_ms()
+}
+
+#[cold]
+fn std_wall_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -69,15 +89,21 @@ fn wall_ms() -> u64 {
 /// behind), elsewhere `Instant`.
 #[cfg(target_os = "linux")]
 pub(crate) fn coarse_monotonic() -> Duration {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::MonotonicCoarse);
-    match (u64::try_from(t.tv_sec), u32::try_from(t.tv_nsec)) {
-        (Ok(secs), Ok(nanos)) => Duration::new(secs, nanos),
-        _ => Duration::ZERO,
+    match linux_clock(rustix::time::ClockId::MonotonicCoarse) {
+        Some((secs, nanos)) => Duration::new(secs, nanos),
+        None => std_monotonic(),
     }
 }
 
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn coarse_monotonic() -> Duration {
+    std_monotonic()
+}
+
+/// `Instant` since the first call. Its origin differs from the coarse clock's, but the two do
+/// not mix: a kernel that refuses the coarse clock refuses it on every call (`EINVAL`).
+#[cold]
+fn std_monotonic() -> Duration {
     static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     ORIGIN.get_or_init(Instant::now).elapsed()
 }
@@ -164,6 +190,25 @@ mod tests {
         assert_eq!(Clock::now_ms(&b), 15);
         b.set(3);
         assert_eq!(MonotonicClock::now_ms(&a), 3);
+    }
+
+    #[test]
+    fn system_clock_agrees_with_std() {
+        let std_ms = std_wall_ms();
+        let ours = Clock::now_ms(&SystemClock);
+        // The coarse clock is at most one tick behind; allow a generous second either way.
+        assert!(ours.abs_diff(std_ms) < 1000, "{ours} vs {std_ms}");
+        assert!(ours > 1_700_000_000_000, "{ours} is not a current time");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn linux_coarse_clocks_are_read_without_the_fallback() {
+        assert!(linux_clock(rustix::time::ClockId::RealtimeCoarse).is_some());
+        assert!(linux_clock(rustix::time::ClockId::MonotonicCoarse).is_some());
+        let a = coarse_monotonic();
+        let b = coarse_monotonic();
+        assert!(b >= a);
     }
 
     #[test]
