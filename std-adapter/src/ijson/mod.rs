@@ -286,6 +286,27 @@ enum Seg<'a> {
     Index(usize),
 }
 
+/// `path` as a JSON Pointer (RFC 6901): `~` and `/` in names escaped as `~0` and `~1`.
+fn pointer(path: &[Seg<'_>]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        out.push('/');
+        match seg {
+            Seg::Index(i) => out.push_str(&i.to_string()),
+            Seg::Name(name) => {
+                for c in String::from_utf8_lossy(name).chars() {
+                    match c {
+                        '~' => out.push_str("~0"),
+                        '/' => out.push_str("~1"),
+                        c => out.push(c),
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The role a value plays in a JSON-RPC message, for [`Envelope`].
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Role {
@@ -388,23 +409,10 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
 
     /// The violation `kind`, where the scan stands (its path is kept only with `PATH`).
     fn violation(&self, kind: ViolationKind) -> Violation {
-        let mut path = String::new();
-        for seg in &self.path {
-            path.push('/');
-            match seg {
-                Seg::Index(i) => path.push_str(&i.to_string()),
-                Seg::Name(name) => {
-                    for c in String::from_utf8_lossy(name).chars() {
-                        match c {
-                            '~' => path.push_str("~0"),
-                            '/' => path.push_str("~1"),
-                            c => path.push(c),
-                        }
-                    }
-                }
-            }
+        Violation {
+            kind,
+            path: pointer(&self.path),
         }
-        Violation { kind, path }
     }
 
     /// Where the whitespace at `at` ends.

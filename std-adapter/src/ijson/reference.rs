@@ -5,7 +5,8 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 use super::{
-    Envelope, HIGH, MAX_DEPTH, Shape, Violation, ViolationKind, number_is_exact, specials,
+    Envelope, HIGH, LINEAR_NAMES, MAX_DEPTH, Role, Seg, Shape, Violation, ViolationKind,
+    number_is_exact, pointer, specials,
 };
 
 /// What [`super::scan`] returned.
@@ -33,31 +34,6 @@ fn run<const PATH: bool>(text: &[u8]) -> Result<Envelope<'_>, Violation> {
     Ok(scan.envelope)
 }
 
-/// Path segment of the value being scanned.
-enum Seg<'a> {
-    Name(Cow<'a, [u8]>),
-    Index(usize),
-}
-
-/// The role a value plays in a JSON-RPC message, for [`Envelope`].
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Role {
-    /// Anything the envelope does not record.
-    Plain,
-    /// The whole message.
-    Message,
-    /// The message's `method`.
-    Method,
-    /// The message's `params`.
-    Params,
-    /// `params.requestState`.
-    RequestState,
-}
-
-/// Objects with more members than this find duplicates through a hash set instead of
-/// comparing each new name with every earlier one.
-const LINEAR_NAMES: usize = 16;
-
 struct Scan<'a, const PATH: bool> {
     text: &'a [u8],
     at: usize,
@@ -73,23 +49,10 @@ impl<'a, const PATH: bool> Scan<'a, PATH> {
     /// The violation `kind`, where the scan stands (its path is kept only with `PATH`). The
     /// scan functions return only the kind; [`run`] adds where.
     fn violation(&self, kind: ViolationKind) -> Violation {
-        let mut path = String::new();
-        for seg in &self.path {
-            path.push('/');
-            match seg {
-                Seg::Index(i) => path.push_str(&i.to_string()),
-                Seg::Name(name) => {
-                    for c in String::from_utf8_lossy(name).chars() {
-                        match c {
-                            '~' => path.push_str("~0"),
-                            '/' => path.push_str("~1"),
-                            c => path.push(c),
-                        }
-                    }
-                }
-            }
+        Violation {
+            kind,
+            path: pointer(&self.path),
         }
-        Violation { kind, path }
     }
 
     fn peek(&self) -> Option<u8> {
