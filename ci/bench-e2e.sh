@@ -13,7 +13,7 @@
 #
 # Settings: E2E_SECS (measured seconds per run, default 6), E2E_CONNS (connection counts,
 # default "1 8 64"), E2E_REPS (runs per server and count, the median by throughput is kept,
-# default 3).
+# default 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . ci/lib.sh
@@ -23,7 +23,7 @@ WORK="$CARGO_TARGET_DIR/bench-report/e2e"
 OUT="${1:-$WORK/e2e.tsv}"
 SECS="${E2E_SECS:-6}"
 CONNS="${E2E_CONNS:-1 8 64}"
-REPS="${E2E_REPS:-3}"
+REPS="${E2E_REPS:-5}"
 mkdir -p "$WORK"
 
 ensure_cmd wrk wrk
@@ -121,6 +121,18 @@ done
                 | sort -t$'\t' -k4,4g | awk -v reps="$REPS" 'NR == int((reps + 1) / 2)' \
                 | awk -F'\t' -v label="${LABEL[$name]}" 'BEGIN {OFS="\t"} {print $1, $2, $4, $5, $6, $7, label}'
         done
+    done
+    # Paired ratios: within each repetition the servers ran back to back, so mrtr ÷ rmcp-codec
+    # of one repetition shares the machine's state of that moment. Columns: "pair", name,
+    # connections, repetition, throughput ratio, p50 ratio.
+    for name in "${NAMES[@]}"; do
+        [ "$name" = rmcp-codec ] && continue
+        awk -F'\t' -v n="$name" 'BEGIN {OFS="\t"}
+            $1 == "rmcp-codec" {rt[$2 "/" $3] = $5; p50[$2 "/" $3] = $6}
+            $1 == n {key[++k] = $2 "/" $3; c[k] = $2; r[k] = $3; mrt[k] = $5; mp50[k] = $6}
+            END {for (i = 1; i <= k; i++) if (rt[key[i]] > 0 && p50[key[i]] > 0)
+                printf "pair\t%s\t%s\t%s\t%.4f\t%.4f\n", n, c[i], r[i], mrt[i] / rt[key[i]], mp50[i] / p50[key[i]]}' \
+            "$OUT.tmp"
     done
 } >"$OUT"
 rm -f "$OUT.tmp"

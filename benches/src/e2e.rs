@@ -2,7 +2,9 @@
 //!
 //! The file's first line is `#`, the CPU pinning used and a description of the runs; every
 //! other line is one server at one connection count: name, connections, requests/s, round
-//! trips/s, p50 µs, p99 µs, label.
+//! trips/s, p50 µs, p99 µs, label. `pair` lines give one repetition's ratios against the
+//! rmcp-codec server run right after it; `#instr`, `instr` and `cache` lines come from
+//! `ci/bench-e2e-instr.sh`.
 
 use std::fmt::Write as _;
 
@@ -61,6 +63,59 @@ impl Instr {
     }
 }
 
+/// One repetition of one mrtr series against the rmcp-codec server run right after it.
+#[derive(Clone, Debug)]
+pub struct Pair {
+    /// Series name.
+    pub name: String,
+    /// Open connections.
+    pub conns: u32,
+    /// Round trips/s ÷ the rmcp-codec server's in the same repetition.
+    pub throughput: f64,
+    /// p50 latency ÷ the rmcp-codec server's in the same repetition.
+    pub p50: f64,
+}
+
+/// One server's simulated cache misses and branch mispredictions (callgrind's `--cache-sim`
+/// and `--branch-sim`) over the counted round trips.
+#[derive(Clone, Debug)]
+pub struct Cache {
+    /// Series name.
+    pub name: String,
+    /// Round trips counted.
+    pub round_trips: u64,
+    /// First-level instruction cache misses.
+    pub i1: u64,
+    /// First-level data cache misses (reads and writes).
+    pub d1: u64,
+    /// Last-level misses (instructions and data).
+    pub ll: u64,
+    /// Mispredicted branches (conditional and indirect).
+    pub mispredicts: u64,
+}
+
+impl Cache {
+    /// The four counts per round trip, in field order.
+    fn per_round_trip(&self) -> [f64; 4] {
+        let n = self.round_trips.max(1) as f64;
+        [self.i1, self.d1, self.ll, self.mispredicts].map(|v| v as f64 / n)
+    }
+}
+
+/// Median, smallest and largest of `values` (`None` when empty).
+fn spread(values: &[f64]) -> Option<(f64, f64, f64)> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    let (first, last) = (*v.first()?, *v.last()?);
+    let mid = v.len() / 2;
+    let median = if v.len() % 2 == 1 {
+        v[mid]
+    } else {
+        (v[mid - 1] + v[mid]) / 2.0
+    };
+    Some((median, first, last))
+}
+
 /// A whole end-to-end result file.
 #[derive(Clone, Debug, Default)]
 pub struct E2e {
@@ -72,6 +127,10 @@ pub struct E2e {
     pub instr_setup: String,
     /// The instruction counts (`instr` lines), in file order.
     pub instr: Vec<Instr>,
+    /// Each repetition's paired ratios (`pair` lines).
+    pub pairs: Vec<Pair>,
+    /// Simulated cache misses and mispredictions (`cache` lines), in file order.
+    pub cache: Vec<Cache>,
 }
 
 impl E2e {
@@ -95,6 +154,30 @@ impl E2e {
                         })
                     })();
                     out.instr.extend(count);
+                }
+                ["pair", name, conns, _rep, thr, p50] => {
+                    let pair = (|| {
+                        Some(Pair {
+                            name: name.to_owned(),
+                            conns: conns.parse().ok()?,
+                            throughput: thr.parse().ok()?,
+                            p50: p50.parse().ok()?,
+                        })
+                    })();
+                    out.pairs.extend(pair);
+                }
+                ["cache", name, n, i1, d1, ll, bm] => {
+                    let cache = (|| {
+                        Some(Cache {
+                            name: name.to_owned(),
+                            round_trips: n.parse().ok()?,
+                            i1: i1.parse().ok()?,
+                            d1: d1.parse().ok()?,
+                            ll: ll.parse().ok()?,
+                            mispredicts: bm.parse().ok()?,
+                        })
+                    })();
+                    out.cache.extend(cache);
                 }
                 [name, conns, rps, rt, p50, p99, label] => {
                     let run = (|| {
@@ -129,6 +212,18 @@ impl E2e {
         c.sort_unstable();
         c.dedup();
         c
+    }
+
+    /// Median, smallest and largest paired ratio (throughput, then p50) of `name` at `conns`.
+    #[allow(clippy::type_complexity)]
+    pub fn paired(&self, name: &str, conns: u32) -> Option<((f64, f64, f64), (f64, f64, f64))> {
+        let (thr, p50): (Vec<f64>, Vec<f64>) = self
+            .pairs
+            .iter()
+            .filter(|p| p.name == name && p.conns == conns)
+            .map(|p| (p.throughput, p.p50))
+            .unzip();
+        Some((spread(&thr)?, spread(&p50)?))
     }
 
     /// The instruction count of `name`.
@@ -180,20 +275,28 @@ impl E2e {
                     (Some(m), Some(r)) => {
                         let thr = m.round_trips / r.round_trips;
                         let lat = m.p50_us / r.p50_us;
+                        let mut measured = format!(
+                            "{:.0} vs {:.0} round trips/s ({:.2}×), p50 {:.0} vs {:.0} µs \
+                             ({:.2}×), p99 {:.0} vs {:.0} µs",
+                            m.round_trips,
+                            r.round_trips,
+                            thr,
+                            m.p50_us,
+                            r.p50_us,
+                            lat,
+                            m.p99_us,
+                            r.p99_us
+                        );
+                        if let Some(((_, lo, hi), (_, plo, phi))) = self.paired(MRTR, c) {
+                            let _ = write!(
+                                measured,
+                                "; paired repetitions {lo:.2}–{hi:.2}× in throughput, \
+                                 {plo:.2}–{phi:.2}× in p50"
+                            );
+                        }
                         (
                             goal,
-                            format!(
-                                "{:.0} vs {:.0} round trips/s ({:.2}×), p50 {:.0} vs {:.0} µs \
-                                 ({:.2}×), p99 {:.0} vs {:.0} µs",
-                                m.round_trips,
-                                r.round_trips,
-                                thr,
-                                m.p50_us,
-                                r.p50_us,
-                                lat,
-                                m.p99_us,
-                                r.p99_us
-                            ),
+                            measured,
                             Some(thr >= 1.0 - WITHIN && lat <= 1.0 + WITHIN),
                         )
                     }
@@ -264,7 +367,46 @@ impl E2e {
             ],
             &rows,
         );
+        self.pairs_section(o);
         self.instr_section(o);
+    }
+
+    /// The paired repetitions' spread.
+    fn pairs_section(&self, o: &mut String) {
+        let mut rows = Vec::new();
+        for name in [MRTR, MRTR_GCM_OS] {
+            for c in self.conns() {
+                let Some(((t, tlo, thi), (p, plo, phi))) = self.paired(name, c) else {
+                    continue;
+                };
+                let label = self.get(name, c).map_or(name, |r| r.label.as_str());
+                rows.push(vec![
+                    label.to_owned(),
+                    c.to_string(),
+                    format!("{t:.2}× ({tlo:.2}–{thi:.2})"),
+                    format!("{p:.2}× ({plo:.2}–{phi:.2})"),
+                ]);
+            }
+        }
+        if rows.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            o,
+            "Each repetition runs the servers back to back, so one repetition's mrtr ÷ \
+             rmcp-codec ratio shares the machine's state of that moment. The spread of those \
+             paired ratios shows how far one run can be off on this machine:\n"
+        );
+        table(
+            o,
+            &[
+                "server".into(),
+                "connections".into(),
+                "round trips/s ÷ rmcp-codec, median (min–max)".into(),
+                "p50 ÷ rmcp-codec, median (min–max)".into(),
+            ],
+            &rows,
+        );
     }
 
     /// The instruction counts' part of the section.
@@ -318,6 +460,56 @@ impl E2e {
             ],
             &rows,
         );
+        self.cache_section(o);
+    }
+
+    /// The simulated cache misses and mispredictions.
+    fn cache_section(&self, o: &mut String) {
+        if self.cache.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            o,
+            "The same runs, through callgrind's cache and branch-predictor simulation (a \
+             generic model, not this CPU's counters; repeatable like the instruction count). \
+             Each miss or misprediction costs several to hundreds of cycles, which is why the \
+             throughput gap can be wider than the instruction gap:\n"
+        );
+        let base = self
+            .cache
+            .iter()
+            .find(|c| c.name == RMCP_CODEC)
+            .map(Cache::per_round_trip);
+        let label = |name: &str| {
+            self.instr(name)
+                .map_or(name.to_owned(), |i| i.label.clone())
+        };
+        let rows: Vec<Vec<String>> = self
+            .cache
+            .iter()
+            .map(|c| {
+                let mine = c.per_round_trip();
+                let mut row = vec![label(&c.name)];
+                for (k, v) in mine.iter().enumerate() {
+                    let rel = base
+                        .filter(|b| b[k] > 0.0)
+                        .map_or(String::new(), |b| format!(" ({:.2}×)", v / b[k]));
+                    row.push(format!("{v:.0}{rel}"));
+                }
+                row
+            })
+            .collect();
+        table(
+            o,
+            &[
+                "server".into(),
+                "I1 misses per round trip".into(),
+                "D1 misses".into(),
+                "last-level misses".into(),
+                "mispredicted branches".into(),
+            ],
+            &rows,
+        );
     }
 }
 
@@ -366,6 +558,44 @@ mod tests {
         assert_eq!(goals[0].2, Some(true), "{}", goals[0].1);
         // 4500/5000 = 0.9: not within 5 %.
         assert_eq!(goals[1].2, Some(false), "{}", goals[1].1);
+    }
+
+    #[test]
+    fn paired_repetitions_and_cache_counts_are_reported() {
+        let text = format!(
+            "{SAMPLE}pair\tmrtr\t8\t1\t0.8800\t1.1000\n\
+             pair\tmrtr\t8\t2\t0.9300\t1.0500\n\
+             pair\tmrtr\t8\t3\t0.9000\t1.0800\n\
+             pair\tmrtr\t8\tbroken\n\
+             #instr\tcallgrind, 10 round trips\n\
+             instr\tmrtr\t10\t6300000\t70000\thosted\n\
+             instr\trmcp-codec\t10\t6400000\t700000\tcodec\n\
+             cache\tmrtr\t10\t150000\t100000\t50\t90000\n\
+             cache\trmcp-codec\t10\t120000\t80000\t40\t90000\n"
+        );
+        let e = E2e::parse(&text);
+        assert_eq!(e.pairs.len(), 3);
+        let ((t, tlo, thi), (p, _, _)) = e.paired("mrtr", 8).unwrap();
+        assert_eq!((t, tlo, thi), (0.90, 0.88, 0.93));
+        assert_eq!(p, 1.08);
+        assert!(e.paired("mrtr", 1).is_none());
+        let goals = e.goals();
+        assert!(goals[1].1.contains("0.88–0.93×"), "{}", goals[1].1);
+        let mut o = String::new();
+        e.section(&mut o);
+        assert!(o.contains("0.90× (0.88–0.93)"), "{o}");
+        // 15,000 against 12,000 I1 misses per round trip.
+        assert!(
+            o.contains("| hosted | 15000 (1.25×) | 10000 (1.25×) | 5 (1.25×) | 9000 (1.00×) |"),
+            "{o}"
+        );
+    }
+
+    #[test]
+    fn spread_takes_the_middle_of_an_even_count() {
+        assert_eq!(spread(&[3.0, 1.0, 2.0, 4.0]), Some((2.5, 1.0, 4.0)));
+        assert_eq!(spread(&[f64::NAN]), None);
+        assert_eq!(spread(&[]), None);
     }
 
     #[test]
