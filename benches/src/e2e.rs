@@ -102,8 +102,11 @@ impl Cache {
     }
 }
 
-/// Median, smallest and largest of `values` (`None` when empty).
-fn spread(values: &[f64]) -> Option<(f64, f64, f64)> {
+/// Median, smallest and largest of a set of ratios.
+pub type Spread = (f64, f64, f64);
+
+/// The [`Spread`] of `values` (`None` when none is finite).
+fn spread(values: &[f64]) -> Option<Spread> {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
     v.sort_by(f64::total_cmp);
     let (first, last) = (*v.first()?, *v.last()?);
@@ -215,8 +218,7 @@ impl E2e {
     }
 
     /// Median, smallest and largest paired ratio (throughput, then p50) of `name` at `conns`.
-    #[allow(clippy::type_complexity)]
-    pub fn paired(&self, name: &str, conns: u32) -> Option<((f64, f64, f64), (f64, f64, f64))> {
+    pub fn paired(&self, name: &str, conns: u32) -> Option<(Spread, Spread)> {
         let (thr, p50): (Vec<f64>, Vec<f64>) = self
             .pairs
             .iter()
