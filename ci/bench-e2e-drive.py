@@ -3,7 +3,11 @@ keep-alive HTTP connection: the requests of ci/bench-e2e.lua (a fresh tools/call
 input_required, then the resume of the token it returned). Used by ci/bench-e2e-instr.sh,
 which counts the server's instructions for them. Exits non-zero on any unexpected response.
 
-    python3 ci/bench-e2e-drive.py HOST:PORT N
+    python3 ci/bench-e2e-drive.py HOST:PORT N [--single-use]
+
+With --single-use it also sends every resume a second time and requires the uniform refusal
+(-32602, reason invalid_request_state): the server spends each token once. ci/suites/10-workspace.sh
+uses that on the mrtr comparison server (rmcp's codec has no single use).
 """
 
 import http.client
@@ -43,6 +47,9 @@ def post(conn: http.client.HTTPConnection, body: str) -> dict:
 def main() -> None:
     host, port = sys.argv[1].rsplit(":", 1)
     n = int(sys.argv[2])
+    single_use = sys.argv[3:] == ["--single-use"]
+    if sys.argv[3:] and not single_use:
+        sys.exit(f"unknown options {sys.argv[3:]}")
     conn = http.client.HTTPConnection(host, int(port), timeout=120)
     for _ in range(n):
         first = post(conn, FRESH).get("result", {})
@@ -53,6 +60,10 @@ def main() -> None:
         second = post(conn, body).get("result", {})
         if second.get("resultType") != "input_required" or "confirm" not in second.get("inputRequests", {}):
             sys.exit(f"unexpected resume response: {second}")
+        if single_use:
+            error = post(conn, body).get("error", {})
+            if error.get("code") != -32602 or error.get("data", {}).get("reason") != "invalid_request_state":
+                sys.exit(f"a spent token was not refused: {error}")
     print(f"{n} round trips")
 
 

@@ -31,7 +31,7 @@ ensure_cmd taskset util-linux
 
 log "building the hosted server and the rmcp-codec server (release)"
 cargo build -q --release --locked -p mrtr-hosted-server --bin mrtr-hosted-server
-cargo build -q --release --locked -p mrtr-benches --bin e2e-rmcp-codec
+cargo build -q --release --locked -p mrtr-benches --bin e2e-rmcp-codec --bin e2e-mrtr-rmcp
 REL="$CARGO_TARGET_DIR/release"
 
 if [ "$(nproc)" -ge 2 ]; then
@@ -68,21 +68,28 @@ start() {
 # (aws-lc's AES-256-GCM-SIV with the fast nonce source, in-process replay cache), and once with
 # AES-256-GCM and the OS generator for comparison. Its replay cache holds every token id until
 # the token's 5-minute lifetime ends, and its default capacity (100,000 ids) covers about 333
-# resumes per second; a whole run spends several hundred thousand tokens, so both mrtr servers
-# get room for 4 million (about 330 MB at ~82 B per live id). Past its capacity the cache
+# resumes per second; a whole run spends several hundred thousand tokens, so every mrtr server
+# gets room for 4 million (about 330 MB at ~82 B per live id). Past its capacity the cache
 # refuses resumes (fail closed), which the run would count as failures.
-NAMES=(mrtr mrtr-gcm-os rmcp-codec)
+#
+# mrtr-bare (benches/src/bin/e2e_mrtr_rmcp.rs) is the same tool on plain rmcp with only what
+# mrtr needs (mrtr-rmcp's Parameters and PrecheckLayer, the hosted server's default engine):
+# no authentication, session-ownership or metrics layers. It tells what mrtr costs apart from
+# what the hosted example adds; the goal is judged on the hosted server (mrtr).
+NAMES=(mrtr mrtr-bare mrtr-gcm-os rmcp-codec)
 declare -A LABEL=(
     [mrtr]="hosted server, mrtr default (aws-lc AES-256-GCM-SIV, fast nonce source, replay cache)"
+    [mrtr-bare]="same tool on rmcp, mrtr alone (mrtr-rmcp, the hosted default engine, no auth, owner or metrics layers)"
     [mrtr-gcm-os]="hosted server, mrtr AES-256-GCM, OS nonce source, replay cache"
     [rmcp-codec]="same tool on rmcp, RequestStateCodec (HMAC-SHA256, no single use)"
 )
 declare -A URLS=()
 CAPACITY=(--replay-capacity 4000000)
 start mrtr "$REL/mrtr-hosted-server" "${CAPACITY[@]}"; URLS[mrtr]="$URL"
+start mrtr-bare "$REL/e2e-mrtr-rmcp" "${CAPACITY[@]}"; URLS[mrtr-bare]="$URL"
 start mrtr-gcm-os "$REL/mrtr-hosted-server" --cipher aes-256-gcm "${CAPACITY[@]}"; URLS[mrtr-gcm-os]="$URL"
 start rmcp-codec "$REL/e2e-rmcp-codec"; URLS[rmcp-codec]="$URL"
-log "servers: mrtr ${URLS[mrtr]}, mrtr-gcm-os ${URLS[mrtr-gcm-os]}, rmcp-codec ${URLS[rmcp-codec]} ($PINNING)"
+log "servers: mrtr ${URLS[mrtr]}, mrtr-bare ${URLS[mrtr-bare]}, mrtr-gcm-os ${URLS[mrtr-gcm-os]}, rmcp-codec ${URLS[rmcp-codec]} ($PINNING)"
 
 # One wrk run; prints its E2E line (see ci/bench-e2e.lua).
 load() {

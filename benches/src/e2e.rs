@@ -12,6 +12,8 @@ use crate::report::table;
 
 /// The series `ci/bench-e2e.sh` runs under these names.
 pub const MRTR: &str = "mrtr";
+/// The same tool on plain rmcp with only what mrtr needs (`e2e-mrtr-rmcp`).
+pub const MRTR_BARE: &str = "mrtr-bare";
 /// The hosted server with AES-256-GCM and the OS nonce source.
 pub const MRTR_GCM_OS: &str = "mrtr-gcm-os";
 /// The same tool on rmcp with its built-in `RequestStateCodec`.
@@ -23,7 +25,7 @@ pub const WITHIN: f64 = 0.05;
 /// One server at one connection count.
 #[derive(Clone, Debug)]
 pub struct Run {
-    /// Series name (`mrtr`, `mrtr-gcm-os`, `rmcp-codec`).
+    /// Series name (`mrtr`, `mrtr-bare`, `mrtr-gcm-os`, `rmcp-codec`).
     pub name: String,
     /// Open connections (wrk `-c`).
     pub conns: u32,
@@ -322,7 +324,12 @@ impl E2e {
              round trip is two requests and each token is resumed once. Servers: \
              `examples/hosted-server` in its default configuration (aws-lc AES-256-GCM-SIV, fast nonce \
              source, in-process replay cache, audience, argument binding) and with \
-             AES-256-GCM and the OS nonce source; and the same tool on plain rmcp 3.11 with its \
+             AES-256-GCM and the OS nonce source; the same tool on plain rmcp 3.11 with mrtr \
+             alone (`benches/src/bin/e2e_mrtr_rmcp.rs`: mrtr-rmcp's `Parameters` and \
+             `PrecheckLayer` and the hosted default engine, compiling in the hosted server's \
+             own `booking.rs`, without its authentication, session-owner and metrics layers, \
+             to tell what mrtr costs apart from what the example adds; the goal is judged on \
+             the hosted server); and the same tool on plain rmcp 3.11 with its \
              built-in `RequestStateCodec` (`benches/src/bin/e2e_rmcp_codec.rs`: HMAC-SHA256, \
              signed but not encrypted, no single use, no round cap), both stateless 2026-07-28 \
              over the same transport. Besides sealing, the hosted server does per request what \
@@ -376,7 +383,7 @@ impl E2e {
     /// The paired repetitions' spread.
     fn pairs_section(&self, o: &mut String) {
         let mut rows = Vec::new();
-        for name in [MRTR, MRTR_GCM_OS] {
+        for name in [MRTR, MRTR_BARE, MRTR_GCM_OS] {
             for c in self.conns() {
                 let Some(((t, tlo, thi), (p, plo, phi))) = self.paired(name, c) else {
                     continue;
@@ -589,6 +596,31 @@ mod tests {
         // 15,000 against 12,000 I1 misses per round trip.
         assert!(
             o.contains("| hosted | 15000 (1.25×) | 10000 (1.25×) | 5 (1.25×) | 9000 (1.00×) |"),
+            "{o}"
+        );
+    }
+
+    #[test]
+    fn the_bare_series_is_reported_but_the_goal_is_the_hosted_servers() {
+        let text = format!(
+            "{SAMPLE}mrtr-bare\t8\t9800\t4900\t710\t1500\tbare\n\
+             pair\tmrtr\t8\t1\t0.9000\t1.1400\n\
+             pair\tmrtr-bare\t8\t1\t0.9800\t1.0100\n"
+        );
+        let e = E2e::parse(&text);
+        // The bare server is within 5 % (4900/5000), the hosted one is not: the goal follows
+        // the hosted server.
+        let goals = e.goals();
+        assert_eq!(goals[1].2, Some(false), "{}", goals[1].1);
+        assert!(goals[1].1.starts_with("4500 vs 5000"), "{}", goals[1].1);
+        let mut o = String::new();
+        e.section(&mut o);
+        assert!(
+            o.contains("| bare | 8 | 4900 | 0.98× | 710 | 1500 |"),
+            "{o}"
+        );
+        assert!(
+            o.contains("| bare | 8 | 0.98× (0.98–0.98) | 1.01× (1.01–1.01) |"),
             "{o}"
         );
     }

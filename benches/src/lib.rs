@@ -7,6 +7,8 @@
 pub mod alloc_count;
 pub mod chart;
 pub mod e2e;
+#[cfg(feature = "comparisons")]
+pub mod e2e_server;
 pub mod fair_floor;
 pub mod fixtures;
 pub mod floor;

@@ -13,3 +13,35 @@ cargo test --workspace --doc --locked
 cargo test -p mrtr-std --features prometheus --lib --test metrics --test prometheus --locked
 cargo test -p mrtr-std --features prometheus --doc --locked
 cargo test -p mrtr-std --no-default-features --locked
+# The end-to-end comparison servers of ci/bench-e2e.sh (built above by --all-targets) serve the
+# benchmark's round trips: mrtr alone on rmcp also refuses every spent token, rmcp's codec
+# server (no single use) only answers.
+ensure_cmd python3 python3
+TARGET="$(cargo metadata --format-version 1 --no-deps --locked \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+smoke_e2e() {
+    local bin="$1"; shift
+    local dir addr pid
+    [ -x "$TARGET/debug/$bin" ] || die "$TARGET/debug/$bin was not built"
+    dir="$(mktemp -d)"; addr="$dir/addr"
+    "$TARGET/debug/$bin" --listen 127.0.0.1:0 --addr-file "$addr" 2>"$dir/log" &
+    pid=$!
+    for _ in $(seq 100); do
+        if [ -s "$addr" ] || ! kill -0 "$pid" 2>/dev/null; then break; fi
+        sleep 0.1
+    done
+    if [ ! -s "$addr" ]; then
+        cat "$dir/log" >&2
+        kill "$pid" 2>/dev/null || true
+        die "$bin did not start listening"
+    fi
+    if ! python3 ci/bench-e2e-drive.py "$(cat "$addr")" 20 "$@"; then
+        kill "$pid" 2>/dev/null || true
+        die "$bin: the benchmark's round trips failed"
+    fi
+    kill "$pid"
+    wait "$pid" 2>/dev/null || true
+    rm -rf "$dir"
+}
+smoke_e2e e2e-mrtr-rmcp --single-use
+smoke_e2e e2e-rmcp-codec

@@ -18,11 +18,10 @@
 //! e2e-rmcp-codec --listen 127.0.0.1:0 --addr-file /tmp/codec.addr
 //! ```
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mrtr_benches::e2e_server::{self, Options};
 use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -31,8 +30,8 @@ use rmcp::model::{
     Implementation, InputRequest, InputRequests, InputRequiredResult, InputResponses,
     ProtocolVersion, RequestStateCodec, SealOptions, ServerCapabilities, ServerConfig,
 };
+use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -298,33 +297,16 @@ impl ServerHandler for Codec {
     }
 
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
-        std::borrow::Cow::Borrowed(&[
-            ProtocolVersion::V_2026_07_28,
-            ProtocolVersion::V_2025_11_25,
-            ProtocolVersion::V_2025_06_18,
-        ])
+        mrtr_benches::e2e_server::versions()
     }
-}
-
-/// `--listen ADDR` (default 127.0.0.1:0) and `--addr-file PATH`.
-fn options() -> Result<(SocketAddr, Option<PathBuf>), String> {
-    let mut listen: SocketAddr = ([127, 0, 0, 1], 0).into();
-    let mut addr_file = None;
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        let value = args.next().ok_or(format!("{a} needs a value"))?;
-        match a.as_str() {
-            "--listen" => listen = value.parse().map_err(|e| format!("--listen: {e}"))?,
-            "--addr-file" => addr_file = Some(PathBuf::from(value)),
-            other => return Err(format!("unknown option {other}")),
-        }
-    }
-    Ok((listen, addr_file))
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (listen, addr_file) = options()?;
+    let options = Options::parse(std::env::args().skip(1))?;
+    if options.replay_capacity.is_some() {
+        return Err("--replay-capacity: this server has no replay cache".into());
+    }
     let mut key = [0u8; 32];
     getrandom::fill(&mut key)?;
     let codec = Arc::new(RequestStateCodec::try_new(key.to_vec())?);
@@ -338,25 +320,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             })
         },
         Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default()
-            .with_legacy_session_mode(true)
-            .with_json_response(true)
-            .with_cancellation_token(shutdown.child_token()),
+        e2e_server::http_config(&shutdown),
     );
     let router = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind(listen).await?;
-    let addr = listener.local_addr()?;
-    if let Some(path) = addr_file {
-        let tmp = path.with_extension("tmp");
-        std::fs::write(&tmp, addr.to_string())?;
-        std::fs::rename(&tmp, path)?;
-    }
-    eprintln!("listening on http://{addr}/mcp");
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            let _ = tokio::signal::ctrl_c().await;
-            shutdown.cancel();
-        })
-        .await?;
-    Ok(())
+    e2e_server::serve(&options, router, shutdown).await
 }
