@@ -331,7 +331,7 @@ impl E2e {
              to tell what mrtr costs apart from what the example adds; the goal is judged on \
              the hosted server); and the same tool on plain rmcp 3.11 with its \
              built-in `RequestStateCodec` (`benches/src/bin/e2e_rmcp_codec.rs`: HMAC-SHA256, \
-             signed but not encrypted, no single use, no round cap), both stateless 2026-07-28 \
+             signed but not encrypted, no single use, no round cap), all of them stateless 2026-07-28 \
              over the same transport. Besides sealing, the hosted server does per request what \
              the comparison server does not: bearer authentication (a tower layer), a \
              `tracing` subscriber (INFO to stderr), the 2025-session owner layer, mrtr's \
