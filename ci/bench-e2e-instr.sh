@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End to end, counted in instructions: the resume round trip of `book_table` (the requests of
 # ci/bench-e2e.lua, sent one after another by ci/bench-e2e-drive.py) on the hosted server
-# (mrtr, default configuration, and AES-256-GCM with the OS nonce source) and on the same tool
-# served by plain rmcp with its RequestStateCodec, each server run under valgrind's callgrind.
+# (mrtr, default configuration, and AES-256-GCM with the OS nonce source), on mrtr alone on
+# plain rmcp (e2e-mrtr-rmcp) and on the same tool served by plain rmcp with its
+# RequestStateCodec, each server run under valgrind's callgrind.
 # Instruction counts do not depend on the machine's load, so this is the repeatable
 # companion of ci/bench-e2e.sh's throughput (which it does not replace: it counts no kernel
 # time, cache misses or waiting).
@@ -44,9 +45,9 @@ ensure_cmd valgrind valgrind
 ensure_cmd callgrind_control valgrind
 command -v python3 >/dev/null || die "python3 is missing"
 
-log "building the hosted server and the rmcp-codec server (release)"
+log "building the hosted server, the mrtr-alone server and the rmcp-codec server (release)"
 cargo build -q --release --locked -p mrtr-hosted-server --bin mrtr-hosted-server
-cargo build -q --release --locked -p mrtr-benches --bin e2e-rmcp-codec
+cargo build -q --release --locked -p mrtr-benches --bin e2e-rmcp-codec --bin e2e-mrtr-rmcp
 REL="$CARGO_TARGET_DIR/release"
 
 PIDS=()
@@ -56,14 +57,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-NAMES=(mrtr mrtr-gcm-os rmcp-codec)
+NAMES=(mrtr mrtr-bare mrtr-gcm-os rmcp-codec)
 declare -A LABEL=(
     [mrtr]="hosted server, mrtr default (aws-lc AES-256-GCM-SIV, fast nonce source, replay cache)"
+    [mrtr-bare]="same tool on rmcp, mrtr alone (mrtr-rmcp, the hosted default engine, no auth, owner or metrics layers)"
     [mrtr-gcm-os]="hosted server, mrtr AES-256-GCM, OS nonce source, replay cache"
     [rmcp-codec]="same tool on rmcp, RequestStateCodec (HMAC-SHA256, no single use)"
 )
 declare -A CMD=(
     [mrtr]="$REL/mrtr-hosted-server"
+    [mrtr-bare]="$REL/e2e-mrtr-rmcp"
     [mrtr-gcm-os]="$REL/mrtr-hosted-server --cipher aes-256-gcm"
     [rmcp-codec]="$REL/e2e-rmcp-codec"
 )
