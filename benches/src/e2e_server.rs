@@ -11,16 +11,14 @@ use rmcp::model::ProtocolVersion;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use tokio_util::sync::CancellationToken;
 
-/// The protocol revisions the comparison servers serve (the hosted server's).
-pub const VERSIONS: &[ProtocolVersion] = &[
-    ProtocolVersion::V_2026_07_28,
-    ProtocolVersion::V_2025_11_25,
-    ProtocolVersion::V_2025_06_18,
-];
-
-/// [`VERSIONS`] as `ServerHandler::supported_protocol_versions` returns them.
+/// The protocol revisions the comparison servers serve (the hosted server's), as
+/// `ServerHandler::supported_protocol_versions` returns them.
 pub fn versions() -> Cow<'static, [ProtocolVersion]> {
-    Cow::Borrowed(VERSIONS)
+    Cow::Borrowed(&[
+        ProtocolVersion::V_2026_07_28,
+        ProtocolVersion::V_2025_11_25,
+        ProtocolVersion::V_2025_06_18,
+    ])
 }
 
 /// The command line: `--listen ADDR` (default 127.0.0.1:0), `--addr-file PATH` and, where a

@@ -87,7 +87,7 @@ impl ServerHandler for Bare {
     }
 
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
-        mrtr_benches::e2e_server::versions()
+        e2e_server::versions()
     }
 }
 

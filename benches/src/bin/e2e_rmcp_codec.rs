@@ -297,7 +297,7 @@ impl ServerHandler for Codec {
     }
 
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
-        mrtr_benches::e2e_server::versions()
+        e2e_server::versions()
     }
 }
 
