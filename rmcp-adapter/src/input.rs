@@ -57,7 +57,8 @@ pub fn missing(required: Value) -> ErrorData {
 }
 
 /// A form elicitation asking `message`, with `properties` (JSON Schema) all required unless
-/// listed in `optional`.
+/// listed in `optional`. The schema is read through serde on every call; for a schema known
+/// when the code is written, [`form_with`] and rmcp's typed builder cost nothing of that.
 pub fn form(message: &str, properties: Value, optional: &[&str]) -> InputRequest {
     let required: Vec<&String> = properties
         .as_object()
@@ -74,11 +75,34 @@ pub fn form(message: &str, properties: Value, optional: &[&str]) -> InputRequest
         tracing::error!(error = %e, "invalid elicitation schema");
         ElicitationSchema::new(Default::default())
     });
+    form_with(message, requested_schema)
+}
+
+/// A form elicitation asking `message` with a typed `schema`, built with rmcp's
+/// [`ElicitationSchema::builder`]: the cheap way to ask. [`form`] reads its schema from JSON
+/// through serde, which for one property costs tens of thousands of instructions (rmcp's
+/// schema types are untagged enums, and serde_json formats an error string for every
+/// alternative it tries and refuses); this converts nothing.
+///
+/// ```
+/// use mrtr_rmcp::input;
+/// use rmcp::model::{ElicitationSchema, StringFormat};
+///
+/// let schema = ElicitationSchema::builder()
+///     .required_string_with("date", |s| s.format(StringFormat::Date))
+///     .build()
+///     .expect("a static schema");
+/// let question = input::form_with("Which date?", schema);
+/// let typed = serde_json::to_value(&question).unwrap();
+/// let from_json = input::form("Which date?", serde_json::json!({"date": {"type": "string", "format": "date"}}), &[]);
+/// assert_eq!(typed, serde_json::to_value(&from_json).unwrap());
+/// ```
+pub fn form_with(message: &str, schema: ElicitationSchema) -> InputRequest {
     InputRequest::Elicitation(ElicitRequest::new(
         ElicitRequestParams::FormElicitationParams {
             meta: None,
             message: message.to_owned(),
-            requested_schema,
+            requested_schema: schema,
         },
     ))
 }

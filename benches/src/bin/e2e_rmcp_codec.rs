@@ -26,9 +26,10 @@ use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams, ErrorData,
-    Implementation, InputRequest, InputRequests, InputRequiredResult, InputResponses,
-    ProtocolVersion, RequestStateCodec, SealOptions, ServerCapabilities, ServerConfig,
+    CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams,
+    ElicitationSchema, ErrorData, Implementation, InputRequest, InputRequests, InputRequiredResult,
+    InputResponses, ProtocolVersion, RequestStateCodec, SealOptions, ServerCapabilities,
+    ServerConfig, StringFormat,
 };
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -225,17 +226,22 @@ impl Codec {
             }
             None => "Which date would you like to book (YYYY-MM-DD)?".to_owned(),
         };
-        let q = form(
-            &message,
-            json!({"date": {"type": "string", "format": "date", "description": "YYYY-MM-DD"}}),
-        )?;
+        let schema = ElicitationSchema::builder()
+            .required_string_with("date", |s| {
+                s.format(StringFormat::Date).description("YYYY-MM-DD")
+            })
+            .build();
+        let q = form(&message, schema)?;
         self.pause(p, &Booking::AwaitDate, "date", q)
     }
 
     fn ask_confirm(&self, p: &Parameters<Args>, date: &str, party: u64, restaurant: &str) -> Reply {
+        let schema = ElicitationSchema::builder()
+            .required_bool_with("confirm", |b| b.description("Yes, book it"))
+            .build();
         let q = form(
             &format!("Book a table for {party} at {restaurant} on {date}?"),
-            json!({"confirm": {"type": "boolean", "description": "Yes, book it"}}),
+            schema,
         )?;
         let state = Booking::AwaitConfirm {
             date: date.to_owned(),
@@ -244,15 +250,14 @@ impl Codec {
     }
 }
 
-/// A form elicitation with every property required.
-fn form(message: &str, properties: Value) -> Result<InputRequest, ErrorData> {
-    let required: Vec<String> = properties
-        .as_object()
-        .map(|p| p.keys().cloned().collect())
-        .unwrap_or_default();
-    let schema = json!({"type": "object", "properties": properties, "required": required});
-    let requested_schema = serde_json::from_value(schema)
-        .map_err(|e| ErrorData::internal_error(format!("schema: {e}"), None))?;
+/// A form elicitation from a schema built with rmcp's typed builder (as the hosted server's
+/// `booking.rs` builds its own).
+fn form(
+    message: &str,
+    schema: Result<ElicitationSchema, &'static str>,
+) -> Result<InputRequest, ErrorData> {
+    let requested_schema =
+        schema.map_err(|e| ErrorData::internal_error(format!("schema: {e}"), None))?;
     Ok(InputRequest::Elicitation(ElicitRequest::new(
         ElicitRequestParams::FormElicitationParams {
             meta: None,

@@ -6,9 +6,10 @@
 
 use mrtr_rmcp::Call;
 use mrtr_rmcp::input::{self, Answer, Declared};
-use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ContentBlock, ElicitationSchema, ErrorData, StringFormat,
+};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 /// Largest party the example restaurant seats.
 pub const MAX_PARTY: u64 = 20;
@@ -78,14 +79,33 @@ fn ask_date(call: &Call, rejected: Option<&str>) -> Result<CallToolResponse, Err
         Some(bad) => format!("\"{bad}\" is not a date (YYYY-MM-DD). Which date would you like?"),
         None => "Which date would you like to book (YYYY-MM-DD)?".to_owned(),
     };
-    let question = input::form(
-        &message,
-        json!({"date": {"type": "string", "format": "date", "description": "YYYY-MM-DD"}}),
-        &[],
-    );
+    let question = input::form_with(&message, date_schema()?);
     Ok(call
         .pause(&Booking::AwaitDate, input::one("date", question))?
         .into())
+}
+
+/// The date question's form: one required date (rmcp's typed builder, which costs nothing
+/// like reading the same schema from JSON on every request).
+fn date_schema() -> Result<ElicitationSchema, ErrorData> {
+    ElicitationSchema::builder()
+        .required_string_with("date", |s| {
+            s.format(StringFormat::Date).description("YYYY-MM-DD")
+        })
+        .build()
+        .map_err(schema_error)
+}
+
+/// The confirmation's form: one required boolean.
+fn confirm_schema() -> Result<ElicitationSchema, ErrorData> {
+    ElicitationSchema::builder()
+        .required_bool_with("confirm", |b| b.description("Yes, book it"))
+        .build()
+        .map_err(schema_error)
+}
+
+fn schema_error(e: &'static str) -> ErrorData {
+    ErrorData::internal_error(format!("elicitation schema: {e}"), None)
 }
 
 fn ask_confirm(
@@ -94,10 +114,9 @@ fn ask_confirm(
     party: u64,
     restaurant: &str,
 ) -> Result<CallToolResponse, ErrorData> {
-    let question = input::form(
+    let question = input::form_with(
         &format!("Book a table for {party} at {restaurant} on {date}?"),
-        json!({"confirm": {"type": "boolean", "description": "Yes, book it"}}),
-        &[],
+        confirm_schema()?,
     );
     let state = Booking::AwaitConfirm {
         date: date.to_owned(),
@@ -185,5 +204,23 @@ mod tests {
         assert_eq!(err.code.0, -32021);
         let too_many = check(&args(21), form).unwrap().expect("a tool error");
         assert_eq!(too_many.is_error, Some(true));
+    }
+
+    /// The typed forms are on the wire exactly what the JSON schemas were before them.
+    #[test]
+    fn the_typed_forms_are_the_json_forms() {
+        let same = |typed: ElicitationSchema, json: serde_json::Value| {
+            let typed = serde_json::to_value(input::form_with("q", typed)).unwrap();
+            let from_json = serde_json::to_value(input::form("q", json, &[])).unwrap();
+            assert_eq!(typed, from_json);
+        };
+        same(
+            date_schema().unwrap(),
+            serde_json::json!({"date": {"type": "string", "format": "date", "description": "YYYY-MM-DD"}}),
+        );
+        same(
+            confirm_schema().unwrap(),
+            serde_json::json!({"confirm": {"type": "boolean", "description": "Yes, book it"}}),
+        );
     }
 }
