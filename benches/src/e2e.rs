@@ -332,7 +332,9 @@ impl E2e {
              the hosted server); and the same tool on plain rmcp 3.11 with its \
              built-in `RequestStateCodec` (`benches/src/bin/e2e_rmcp_codec.rs`: HMAC-SHA256, \
              signed but not encrypted, no single use, no round cap), all of them stateless 2026-07-28 \
-             over the same transport. Besides sealing, the hosted server does per request what \
+             over the same transport, each building the tool's two forms with rmcp's typed \
+             schema builder (reading the same schemas from JSON through serde cost every server \
+             about 76,000 instructions per round trip). Besides sealing, the hosted server does per request what \
              the comparison server does not: bearer authentication (a tower layer), a \
              `tracing` subscriber (INFO to stderr), the 2025-session owner layer, mrtr's \
              precheck layer (one more pass over the body, building no tree: the I-JSON and \
