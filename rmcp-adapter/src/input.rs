@@ -57,8 +57,9 @@ pub fn missing(required: Value) -> ErrorData {
 }
 
 /// A form elicitation asking `message`, with `properties` (JSON Schema) all required unless
-/// listed in `optional`. The schema is read through serde on every call; for a schema known
-/// when the code is written, [`form_with`] and rmcp's typed builder cost nothing of that.
+/// listed in `optional`. The schema is read through serde on every call; for a schema fixed
+/// in the code, build it with rmcp's typed builder and pass it to [`form_with`], which skips
+/// that conversion.
 pub fn form(message: &str, properties: Value, optional: &[&str]) -> InputRequest {
     let required: Vec<&String> = properties
         .as_object()

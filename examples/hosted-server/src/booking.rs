@@ -85,8 +85,8 @@ fn ask_date(call: &Call, rejected: Option<&str>) -> Result<CallToolResponse, Err
         .into())
 }
 
-/// The date question's form: one required date (rmcp's typed builder, which costs nothing
-/// like reading the same schema from JSON on every request).
+/// The date question's form: one required date (rmcp's typed builder, far cheaper than
+/// reading the same schema from JSON on every request).
 fn date_schema() -> Result<ElicitationSchema, ErrorData> {
     ElicitationSchema::builder()
         .required_string_with("date", |s| {
