@@ -119,6 +119,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         e2e_server::http_config(&shutdown),
     );
     let mcp = PrecheckLayer::new(ErrorDetail::Uniform).layer(service);
-    let router = axum::Router::new().nest_service("/mcp", mcp);
+    // Routed as the hosted server routes it (a route, not a nest), like every e2e server.
+    let router = axum::Router::new().route_service("/mcp", mcp);
     e2e_server::serve(&options, router, shutdown).await
 }

@@ -327,6 +327,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Arc::new(LocalSessionManager::default()),
         e2e_server::http_config(&shutdown),
     );
-    let router = axum::Router::new().nest_service("/mcp", service);
+    // Routed as the hosted server routes it (a route, not a nest), like every e2e server.
+    let router = axum::Router::new().route_service("/mcp", service);
     e2e_server::serve(&options, router, shutdown).await
 }

@@ -4,7 +4,7 @@
 //! 2025-06-18 (`resources/subscribe`, server-to-client elicitation).
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use mrtr_rmcp::{HasMrtr, Mrtr};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -67,25 +67,31 @@ impl HasMrtr for Hosted {
     }
 }
 
+/// What `initialize` and every stateless request's peer are told about this server.
+static INFO: LazyLock<ServerConfig> = LazyLock::new(|| {
+    ServerConfig::new(
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_prompts()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .build(),
+    )
+    .with_server_info(Implementation::new(
+        "mrtr-hosted-server",
+        env!("CARGO_PKG_VERSION"),
+    ))
+    .with_instructions(
+        "Call book_table to book a table; it asks for a date and a confirmation. \
+         requestState is sealed (AEAD) and bound to you, the tool and its arguments.",
+    )
+});
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Hosted {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_prompts()
-                .enable_resources()
-                .enable_resources_subscribe()
-                .build(),
-        )
-        .with_server_info(Implementation::new(
-            "mrtr-hosted-server",
-            env!("CARGO_PKG_VERSION"),
-        ))
-        .with_instructions(
-            "Call book_table to book a table; it asks for a date and a confirmation. \
-             requestState is sealed (AEAD) and bound to you, the tool and its arguments.",
-        )
+        // rmcp asks for it on every request (stateless ones included): built once, cloned.
+        INFO.clone()
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
