@@ -71,7 +71,7 @@ type Hook = Arc<
 /// use mrtr_std::core::ErrorDetail;
 ///
 /// // Around rmcp's StreamableHttpService, e.g. with axum:
-/// //   Router::new().nest_service("/mcp", PrecheckLayer::new(ErrorDetail::Uniform).layer(service))
+/// //   Router::new().route_service("/mcp", PrecheckLayer::new(ErrorDetail::Uniform).layer(service))
 /// let layer = PrecheckLayer::new(ErrorDetail::Uniform)
 ///     .max_body(1 << 20)
 ///     .admit("subscriptions/listen", |message, _parts| async move {

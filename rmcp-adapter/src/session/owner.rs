@@ -63,7 +63,7 @@
 //! let owners = sessions.owner_layer();
 //! let service = StreamableHttpService::new(factory, sessions, config);
 //! let mcp = owners.layer(PrecheckLayer::new(detail).layer(service));
-//! let app = Router::new().nest_service("/mcp", mcp).layer(authentication);
+//! let app = Router::new().route_service("/mcp", mcp).layer(authentication);
 //! # // alice opens a session; its id is hers alone.
 //! # let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
 //! #     "protocolVersion": "2025-11-25", "capabilities": {},
