@@ -2,6 +2,8 @@
 keep-alive HTTP connection: the requests of ci/bench-e2e.lua (a fresh tools/call answered
 input_required, then the resume of the token it returned). Used by ci/bench-e2e-instr.sh,
 which counts the server's instructions for them. Exits non-zero on any unexpected response.
+Prints the number of round trips and the length of the first fresh call's token (the
+instruction count compares servers whose tokens it makes equally long).
 
     python3 ci/bench-e2e-drive.py HOST:PORT N [--single-use]
 
@@ -51,11 +53,14 @@ def main() -> None:
     if sys.argv[3:] and not single_use:
         sys.exit(f"unknown options {sys.argv[3:]}")
     conn = http.client.HTTPConnection(host, int(port), timeout=120)
+    token_len = None
     for _ in range(n):
         first = post(conn, FRESH).get("result", {})
         token = first.get("requestState")
         if first.get("resultType") != "input_required" or not isinstance(token, str):
             sys.exit(f"unexpected fresh response: {first}")
+        if token_len is None:
+            token_len = len(token)
         body = HEAD + ',"requestState":' + json.dumps(token) + ANSWER + "}}"
         second = post(conn, body).get("result", {})
         if second.get("resultType") != "input_required" or "confirm" not in second.get("inputRequests", {}):
@@ -64,7 +69,7 @@ def main() -> None:
             error = post(conn, body).get("error", {})
             if error.get("code") != -32602 or error.get("data", {}).get("reason") != "invalid_request_state":
                 sys.exit(f"a spent token was not refused: {error}")
-    print(f"{n} round trips")
+    print(f"{n} round trips; first token {token_len} characters")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 # ci/bench-e2e.lua, sent one after another by ci/bench-e2e-drive.py) on the hosted server
 # (mrtr, default configuration, and AES-256-GCM with the OS nonce source), on mrtr alone on
 # plain rmcp (e2e-mrtr-rmcp) and on the same tool served by plain rmcp with its
-# RequestStateCodec, each server run under valgrind's callgrind.
+# RequestStateCodec (as it is, and with filler making its token as long as mrtr's), each server
+# run under valgrind's callgrind.
 # Instruction counts do not depend on the machine's load, so this is the repeatable
 # companion of ci/bench-e2e.sh's throughput (which it does not replace: it counts no kernel
 # time, cache misses or waiting).
@@ -57,19 +58,29 @@ cleanup() {
 }
 trap cleanup EXIT
 
-NAMES=(mrtr mrtr-bare mrtr-gcm-os rmcp-codec)
+# rmcp-codec-long: the codec server with filler in its sealed state, so that its first token
+# is as long as the hosted server's (checked below). What it counts beyond rmcp-codec is what
+# a token that long costs rmcp's own request parsing and response serializing (and the
+# codec's encoding), which mrtr's longer token pays too; the rest of mrtr's difference is
+# mrtr's own code. STATE_PADDING: the filler's bytes (73 makes the codec's 87-character first
+# token 196 characters, mrtr's default is 195).
+STATE_PADDING="${STATE_PADDING:-73}"
+NAMES=(mrtr mrtr-bare mrtr-gcm-os rmcp-codec rmcp-codec-long)
 declare -A LABEL=(
     [mrtr]="hosted server, mrtr default (aws-lc AES-256-GCM-SIV, fast nonce source, replay cache)"
     [mrtr-bare]="same tool on rmcp, mrtr alone (mrtr-rmcp, the hosted default engine, no auth, owner or metrics layers)"
     [mrtr-gcm-os]="hosted server, mrtr AES-256-GCM, OS nonce source, replay cache"
     [rmcp-codec]="same tool on rmcp, RequestStateCodec (HMAC-SHA256, no single use)"
+    [rmcp-codec-long]="rmcp-codec with $STATE_PADDING bytes of filler in its state: a token as long as mrtr's"
 )
 declare -A CMD=(
     [mrtr]="$REL/mrtr-hosted-server"
     [mrtr-bare]="$REL/e2e-mrtr-rmcp"
     [mrtr-gcm-os]="$REL/mrtr-hosted-server --cipher aes-256-gcm"
     [rmcp-codec]="$REL/e2e-rmcp-codec"
+    [rmcp-codec-long]="$REL/e2e-rmcp-codec --state-padding $STATE_PADDING"
 )
+declare -A TOKEN_LEN=()
 declare -A PID=()
 # Instrumentation starts off (startup is not counted) and is switched on before the warm-up.
 for name in "${NAMES[@]}"; do
@@ -94,7 +105,9 @@ for name in "${NAMES[@]}"; do
     callgrind_control -i on "$pid" >/dev/null 2>&1
     python3 ci/bench-e2e-drive.py "$addr" "$WARMUP" >/dev/null || die "$name: warm-up failed"
     callgrind_control -z "$pid" >/dev/null 2>&1
-    python3 ci/bench-e2e-drive.py "$addr" "$N" >/dev/null || die "$name: measured round trips failed"
+    said="$(python3 ci/bench-e2e-drive.py "$addr" "$N")" || die "$name: measured round trips failed"
+    TOKEN_LEN[$name]="$(sed -n 's/.*first token \([0-9]*\) characters.*/\1/p' <<<"$said")"
+    [ -n "${TOKEN_LEN[$name]}" ] || die "$name: the driver did not say how long the token was"
     callgrind_control -d "$pid" >/dev/null 2>&1
     callgrind_control -i off "$pid" >/dev/null 2>&1
     dump="$(ls "$WORK/$name.cg".* 2>/dev/null | head -1)"
@@ -116,6 +129,13 @@ for name in "${NAMES[@]}"; do
         }' "$dump" >>"$OUT.tmp" || die "$name: callgrind wrote no cache or branch counts"
     log "$name: $((total / N)) instructions per round trip ($((sha / N)) in portable SHA-256)"
 done
+# The long-token codec server stands for mrtr's token length only if the lengths agree.
+long="${TOKEN_LEN[rmcp-codec-long]}"; want="${TOKEN_LEN[mrtr]}"
+if [ "$(( long > want ? long - want : want - long ))" -gt 2 ]; then
+    die "rmcp-codec-long's token is $long characters, the hosted server's $want: set STATE_PADDING" \
+        "to about $(( STATE_PADDING + (want - long) * 3 / 4 ))"
+fi
+log "first tokens: hosted server $want characters, rmcp-codec ${TOKEN_LEN[rmcp-codec]}, rmcp-codec-long $long"
 {
     printf '#instr\tcallgrind (valgrind %s), %s round trips after a warm-up of %s, one connection\n' \
         "$(valgrind --version | sed 's/valgrind-//')" "$N" "$WARMUP"
@@ -124,7 +144,7 @@ done
 rm -f "$OUT.tmp"
 
 if [ "$#" = 0 ]; then
-    printf '\n%-12s %14s %14s %14s\n' server "instr/rt" "sha256 soft" "without it"
-    awk -F'\t' '$1 == "instr" {printf "%-12s %14d %14d %14d\n", $2, $4 / $3, $5 / $3, ($4 - $5) / $3}' "$OUT"
+    printf '\n%-16s %14s %14s %14s\n' server "instr/rt" "sha256 soft" "without it"
+    awk -F'\t' '$1 == "instr" {printf "%-16s %14d %14d %14d\n", $2, $4 / $3, $5 / $3, ($4 - $5) / $3}' "$OUT"
 fi
 log "wrote $OUT"

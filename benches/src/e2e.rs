@@ -18,6 +18,9 @@ pub const MRTR_BARE: &str = "mrtr-bare";
 pub const MRTR_GCM_OS: &str = "mrtr-gcm-os";
 /// The same tool on rmcp with its built-in `RequestStateCodec`.
 pub const RMCP_CODEC: &str = "rmcp-codec";
+/// The rmcp-codec server with filler in its state, so its token is as long as mrtr's
+/// (counted in instructions only).
+pub const RMCP_CODEC_LONG: &str = "rmcp-codec-long";
 
 /// The bound of the end-to-end goal: mrtr within 5 % of the rmcp-codec server.
 pub const WITHIN: f64 = 0.05;
@@ -471,7 +474,39 @@ impl E2e {
             ],
             &rows,
         );
+        if let Some(split) = self.token_length_split() {
+            let _ = writeln!(o, "{split}\n");
+        }
         self.cache_section(o);
+    }
+
+    /// How much of each mrtr server's difference from the rmcp-codec server (instructions per
+    /// round trip, without portable SHA-256) is the length of its token, as the long-token
+    /// codec server measures it, and how much is the rest. `None` without those counts.
+    pub fn token_length_split(&self) -> Option<String> {
+        let codec = self.instr(RMCP_CODEC)?.per_round_trip();
+        let long = self.instr(RMCP_CODEC_LONG)?.per_round_trip() - codec;
+        let mut text = format!(
+            "**Token length.** mrtr's token is longer than the codec's: it carries a token id \
+             (single use), the argument digest, issue and expiry times, the round, the method, \
+             a nonce and an encryption tag. rmcp parses, copies and serializes the token as \
+             any string, so a longer token costs rmcp itself: the codec server with filler \
+             making its token as long as mrtr's counts {long:.0} instructions per round trip \
+             more than without."
+        );
+        for (name, what) in [(MRTR, "hosted server"), (MRTR_BARE, "mrtr-alone server")] {
+            if let Some(i) = self.instr(name) {
+                let gap = i.per_round_trip() - codec;
+                let share = if gap > 0.0 { long / gap * 100.0 } else { 0.0 };
+                let _ = write!(
+                    text,
+                    " Of the {what}'s {gap:.0} more than the codec's, that is {share:.0} %; \
+                     the other {:.0} is mrtr's code and the server's own layers.",
+                    gap - long
+                );
+            }
+        }
+        Some(text)
     }
 
     /// The simulated cache misses and mispredictions.
@@ -556,6 +591,42 @@ mod tests {
         e.section(&mut o);
         assert!(o.contains("callgrind, 10 round trips"), "{o}");
         assert!(E2e::parse(SAMPLE).instr_row().is_none());
+    }
+
+    #[test]
+    fn the_token_length_share_of_the_gap_is_reported() {
+        let text = format!(
+            "{SAMPLE}#instr\tcallgrind, 10 round trips\n\
+             instr\tmrtr\t10\t5300000\t70000\thosted\n\
+             instr\tmrtr-bare\t10\t5150000\t70000\tbare\n\
+             instr\trmcp-codec\t10\t5600000\t700000\tcodec\n\
+             instr\trmcp-codec-long\t10\t5700000\t740000\tlong\n"
+        );
+        let e = E2e::parse(&text);
+        // codec 490,000; long 496,000 (+6,000); hosted 523,000 (+33,000); bare 508,000
+        // (+18,000).
+        let split = e.token_length_split().unwrap();
+        assert!(
+            split.contains("6000 instructions per round trip more"),
+            "{split}"
+        );
+        assert!(
+            split.contains(
+                "hosted server's 33000 more than the codec's, that is 18 %; the other 27000"
+            ),
+            "{split}"
+        );
+        assert!(
+            split.contains(
+                "mrtr-alone server's 18000 more than the codec's, that is 33 %; the other 12000"
+            ),
+            "{split}"
+        );
+        let mut o = String::new();
+        e.section(&mut o);
+        assert!(o.contains("**Token length.**"), "{o}");
+        // Without the long-token count there is no split.
+        assert!(E2e::parse(SAMPLE).token_length_split().is_none());
     }
 
     #[test]

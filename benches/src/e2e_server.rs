@@ -21,8 +21,9 @@ pub fn versions() -> Cow<'static, [ProtocolVersion]> {
     ])
 }
 
-/// The command line: `--listen ADDR` (default 127.0.0.1:0), `--addr-file PATH` and, where a
-/// server has a replay cache, `--replay-capacity N`.
+/// The command line: `--listen ADDR` (default 127.0.0.1:0), `--addr-file PATH`, where a server
+/// has a replay cache `--replay-capacity N`, and where it seals JSON state
+/// `--state-padding BYTES`.
 #[derive(Debug)]
 pub struct Options {
     /// Where to listen.
@@ -31,7 +32,13 @@ pub struct Options {
     pub addr_file: Option<PathBuf>,
     /// `--replay-capacity`, if given.
     pub replay_capacity: Option<usize>,
+    /// `--state-padding`: bytes of filler added to every sealed state (0: none), at most
+    /// [`MAX_STATE_PADDING`].
+    pub state_padding: usize,
 }
+
+/// The largest `--state-padding`.
+pub const MAX_STATE_PADDING: usize = 4096;
 
 impl Options {
     /// Parses `args` (without the program name). Every option takes a value.
@@ -40,6 +47,7 @@ impl Options {
             listen: ([127, 0, 0, 1], 0).into(),
             addr_file: None,
             replay_capacity: None,
+            state_padding: 0,
         };
         let mut args = args.into_iter();
         while let Some(a) = args.next() {
@@ -52,6 +60,16 @@ impl Options {
                         .parse()
                         .map_err(|e| format!("--replay-capacity: {e}"))?;
                     o.replay_capacity = Some(n);
+                }
+                "--state-padding" => {
+                    let n = value
+                        .parse()
+                        .ok()
+                        .filter(|n| *n <= MAX_STATE_PADDING)
+                        .ok_or(format!(
+                            "--state-padding: a number of bytes from 0 to {MAX_STATE_PADDING}"
+                        ))?;
+                    o.state_padding = n;
                 }
                 other => return Err(format!("unknown option {other}")),
             }
@@ -114,5 +132,9 @@ mod tests {
                 .contains("unknown option")
         );
         assert!(parse(&["--replay-capacity", "-1"]).is_err());
+        assert_eq!(parse(&[]).unwrap().state_padding, 0);
+        assert_eq!(parse(&["--state-padding", "73"]).unwrap().state_padding, 73);
+        assert!(parse(&["--state-padding", "4097"]).is_err());
+        assert!(parse(&["--state-padding", "x"]).is_err());
     }
 }

@@ -15,16 +15,20 @@ cargo test -p mrtr-std --features prometheus --doc --locked
 cargo test -p mrtr-std --no-default-features --locked
 # The end-to-end comparison servers of ci/bench-e2e.sh (built above by --all-targets) serve the
 # benchmark's round trips: mrtr alone on rmcp also refuses every spent token, rmcp's codec
-# server (no single use) only answers.
+# server (no single use) only answers, and with --state-padding its token grows by the filler
+# (as ci/bench-e2e-instr.sh uses it).
 ensure_cmd python3 python3
 TARGET="$(cargo metadata --format-version 1 --no-deps --locked \
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+# smoke_e2e BIN "SERVER OPTIONS" [DRIVER OPTIONS]: prints the driver's line (round trips and
+# the first token's length).
 smoke_e2e() {
-    local bin="$1"; shift
-    local dir addr pid
+    local bin="$1" options="$2"; shift 2
+    local dir addr pid said
     [ -x "$TARGET/debug/$bin" ] || die "$TARGET/debug/$bin was not built"
     dir="$(mktemp -d)"; addr="$dir/addr"
-    "$TARGET/debug/$bin" --listen 127.0.0.1:0 --addr-file "$addr" 2>"$dir/log" &
+    # shellcheck disable=SC2086 # the options are words
+    "$TARGET/debug/$bin" $options --listen 127.0.0.1:0 --addr-file "$addr" 2>"$dir/log" &
     pid=$!
     for _ in $(seq 100); do
         if [ -s "$addr" ] || ! kill -0 "$pid" 2>/dev/null; then break; fi
@@ -35,13 +39,21 @@ smoke_e2e() {
         kill "$pid" 2>/dev/null || true
         die "$bin did not start listening"
     fi
-    if ! python3 ci/bench-e2e-drive.py "$(cat "$addr")" 20 "$@"; then
+    if ! said="$(python3 ci/bench-e2e-drive.py "$(cat "$addr")" 20 "$@")"; then
         kill "$pid" 2>/dev/null || true
         die "$bin: the benchmark's round trips failed"
     fi
     kill "$pid"
     wait "$pid" 2>/dev/null || true
     rm -rf "$dir"
+    echo "$said"
 }
-smoke_e2e e2e-mrtr-rmcp --single-use
-smoke_e2e e2e-rmcp-codec
+smoke_e2e e2e-mrtr-rmcp "" --single-use >/dev/null
+short="$(smoke_e2e e2e-rmcp-codec "")"
+long="$(smoke_e2e e2e-rmcp-codec "--state-padding 73")"
+token_len() { sed -n 's/.*first token \([0-9]*\) characters.*/\1/p' <<<"$1"; }
+# 73 bytes of filler, plus the member's own 9 (`,"pad":""`), in base64: 109 or 110 characters.
+grow=$(( $(token_len "$long") - $(token_len "$short") ))
+[ "$grow" -ge 109 ] && [ "$grow" -le 110 ] \
+    || die "e2e-rmcp-codec --state-padding 73 grew its token by $grow characters, not 109 or 110"
+echo "e2e-rmcp-codec: first token $(token_len "$short") characters, with 73 bytes of filler $(token_len "$long")"

@@ -14,8 +14,13 @@
 //! The HTTP side is the hosted server's rmcp configuration: Streamable HTTP at `/mcp`,
 //! 2026-07-28 requests served statelessly with JSON responses, sessions for 2025 clients.
 //!
+//! With `--state-padding BYTES` it seals every state with a filler member of that many bytes
+//! (opening ignores it), so that its token can be made as long as mrtr's: `ci/bench-e2e-instr.sh`
+//! counts it that way too, to tell what the longer token costs rmcp's own parsing and
+//! serializing from what mrtr's code costs.
+//!
 //! ```text
-//! e2e-rmcp-codec --listen 127.0.0.1:0 --addr-file /tmp/codec.addr
+//! e2e-rmcp-codec --listen 127.0.0.1:0 --addr-file /tmp/codec.addr [--state-padding BYTES]
 //! ```
 
 use std::sync::Arc;
@@ -59,6 +64,15 @@ struct Args {
 enum Booking {
     AwaitDate,
     AwaitConfirm { date: String },
+}
+
+/// A state sealed with filler (`--state-padding`), so that this server's token is as long as
+/// another's: the booking's members, then `pad`, which opening ignores (an unknown member).
+#[derive(Serialize)]
+struct Padded<'a> {
+    #[serde(flatten)]
+    booking: &'a Booking,
+    pad: &'a str,
 }
 
 /// A `#[tool]` function's parameters and the request's sealed state, opened. Named
@@ -156,6 +170,8 @@ fn binding(
 struct Codec {
     codec: Arc<RequestStateCodec>,
     tool_router: Arc<ToolRouter<Self>>,
+    /// Filler sealed with every state (`--state-padding`; empty: none).
+    pad: Arc<str>,
 }
 
 type Reply = Result<CallToolResponse, ErrorData>;
@@ -210,10 +226,16 @@ impl Codec {
 impl Codec {
     fn pause(&self, p: &Parameters<Args>, state: &Booking, key: &str, q: InputRequest) -> Reply {
         let opts = SealOptions::new().associated_data(&p.context).ttl(TTL);
-        let token = self
-            .codec
-            .seal_json_with(state, &opts)
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let sealed = if self.pad.is_empty() {
+            self.codec.seal_json_with(state, &opts)
+        } else {
+            let padded = Padded {
+                booking: state,
+                pad: &self.pad,
+            };
+            self.codec.seal_json_with(&padded, &opts)
+        };
+        let token = sealed.map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let mut requests = InputRequests::new();
         requests.insert(key.to_owned(), q);
         Ok(InputRequiredResult::new(Some(requests), Some(token)).into())
@@ -317,11 +339,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let codec = Arc::new(RequestStateCodec::try_new(key.to_vec())?);
     let shutdown = tokio_util::sync::CancellationToken::new();
     let tools = Arc::new(Codec::tool_router());
+    let pad: Arc<str> = "x".repeat(options.state_padding).into();
     let service: StreamableHttpService<Codec, _> = StreamableHttpService::new(
         move || {
             Ok(Codec {
                 codec: codec.clone(),
                 tool_router: tools.clone(),
+                pad: pad.clone(),
             })
         },
         Arc::new(LocalSessionManager::default()),
