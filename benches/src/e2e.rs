@@ -506,6 +506,15 @@ impl E2e {
                 );
             }
         }
+        // The largest run-to-run move seen for one server (see the text).
+        let drift = codec * 0.015;
+        let _ = write!(
+            text,
+            " The split is approximate: tokio's idle workers spin for a number of instructions \
+             that depends on timing, so the same server's count has moved by up to about 1.5 % \
+             between runs (about {drift:.0} instructions per round trip here), which is of the \
+             order of the token's share itself."
+        );
         Some(text)
     }
 
