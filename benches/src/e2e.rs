@@ -431,8 +431,10 @@ impl E2e {
             "`ci/bench-e2e-instr.sh` (run by `ci/bench.sh`): the same round trips, sent one \
              after another by `ci/bench-e2e-drive.py`, each server run under valgrind's \
              callgrind; the whole process's user-space instructions from the first measured \
-             request to the last, after a warm-up. Unlike throughput, the count does not move \
-             with the machine's load, but it leaves out kernel time, cache misses and waiting. \
+             request to the last, after a warm-up. Unlike throughput, the count hardly moves \
+             with the machine's load (a server's count has moved by up to about 1.5 % between \
+             runs: tokio's idle workers spin for a number of instructions that depends on \
+             timing), but it leaves out kernel time, cache misses and waiting. \
              Valgrind hides the SHA extensions, so SHA-256 runs its portable code there (the \
              rmcp server's HMAC, mrtr's argument digest) while natively it uses SHA-NI; the \
              comparison column leaves SHA-256's portable compression out of both. Natively \
@@ -510,10 +512,8 @@ impl E2e {
         let drift = codec * 0.015;
         let _ = write!(
             text,
-            " The split is approximate: tokio's idle workers spin for a number of instructions \
-             that depends on timing, so the same server's count has moved by up to about 1.5 % \
-             between runs (about {drift:.0} instructions per round trip here), which is of the \
-             order of the token's share itself."
+            " The split is approximate: a 1.5 % move between runs is about {drift:.0} \
+             instructions per round trip here, of the order of the token's share itself."
         );
         Some(text)
     }
