@@ -106,7 +106,7 @@ for name in "${NAMES[@]}"; do
     python3 ci/bench-e2e-drive.py "$addr" "$WARMUP" >/dev/null || die "$name: warm-up failed"
     callgrind_control -z "$pid" >/dev/null 2>&1
     said="$(python3 ci/bench-e2e-drive.py "$addr" "$N")" || die "$name: measured round trips failed"
-    TOKEN_LEN[$name]="$(sed -n 's/.*first token \([0-9]*\) characters.*/\1/p' <<<"$said")"
+    TOKEN_LEN[$name]="$(drive_token_len "$said")"
     [ -n "${TOKEN_LEN[$name]}" ] || die "$name: the driver did not say how long the token was"
     callgrind_control -d "$pid" >/dev/null 2>&1
     callgrind_control -i off "$pid" >/dev/null 2>&1

@@ -6,6 +6,9 @@ export MRTR_ROOT
 
 log() { printf '\n==> %s\n' "$*" >&2; }
 die() { printf '\nFAILED: %s\n' "$*" >&2; exit 1; }
+# The first token's length from ci/bench-e2e-drive.py's line ("N round trips; first token L
+# characters"); empty if the line does not say.
+drive_token_len() { sed -n 's/.*first token \([0-9]*\) characters.*/\1/p' <<<"$1"; }
 
 _apt_updated=0
 apt_update_once() {

@@ -51,9 +51,8 @@ smoke_e2e() {
 smoke_e2e e2e-mrtr-rmcp "" --single-use >/dev/null
 short="$(smoke_e2e e2e-rmcp-codec "")"
 long="$(smoke_e2e e2e-rmcp-codec "--state-padding 73")"
-token_len() { sed -n 's/.*first token \([0-9]*\) characters.*/\1/p' <<<"$1"; }
 # 73 bytes of filler, plus the member's own 9 (`,"pad":""`), in base64: 109 or 110 characters.
-grow=$(( $(token_len "$long") - $(token_len "$short") ))
+grow=$(( $(drive_token_len "$long") - $(drive_token_len "$short") ))
 [ "$grow" -ge 109 ] && [ "$grow" -le 110 ] \
     || die "e2e-rmcp-codec --state-padding 73 grew its token by $grow characters, not 109 or 110"
-echo "e2e-rmcp-codec: first token $(token_len "$short") characters, with 73 bytes of filler $(token_len "$long")"
+echo "e2e-rmcp-codec: first token $(drive_token_len "$short") characters, with 73 bytes of filler $(drive_token_len "$long")"
