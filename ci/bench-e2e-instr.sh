@@ -30,6 +30,11 @@
 # indirect)). A simulation of a generic cache, not this CPU's counters, but like the
 # instruction count it is repeatable, and it shows where time goes that instructions miss.
 #
+# Each server runs one tokio worker thread (TOKIO_WORKER_THREADS=1), as in ci/bench-e2e.sh's
+# pinned runs, where a server sees one core. With a worker per core, the idle one wakes and
+# spins for a number of instructions that depends on timing: that moved a server's count by up
+# to about 1.5 % between runs, against about 0.2 % with one worker.
+#
 # Settings: INSTR_ROUND_TRIPS (measured, default 1000), INSTR_WARMUP (default 200).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -85,7 +90,7 @@ declare -A PID=()
 # Instrumentation starts off (startup is not counted) and is switched on before the warm-up.
 for name in "${NAMES[@]}"; do
     # shellcheck disable=SC2086 # the command is words
-    valgrind --tool=callgrind --cache-sim=yes --branch-sim=yes --instr-atstart=no --callgrind-out-file="$WORK/$name.cg" \
+    TOKIO_WORKER_THREADS=1 valgrind --tool=callgrind --cache-sim=yes --branch-sim=yes --instr-atstart=no --callgrind-out-file="$WORK/$name.cg" \
         ${CMD[$name]} --listen 127.0.0.1:0 --addr-file "$WORK/$name.addr" \
         >"$WORK/$name.out" 2>"$WORK/$name.log" &
     PIDS+=("$!"); PID[$name]="$!"
@@ -137,7 +142,7 @@ if [ "$(( long > want ? long - want : want - long ))" -gt 2 ]; then
 fi
 log "first tokens: hosted server $want characters, rmcp-codec ${TOKEN_LEN[rmcp-codec]}, rmcp-codec-long $long"
 {
-    printf '#instr\tcallgrind (valgrind %s), %s round trips after a warm-up of %s, one connection\n' \
+    printf '#instr\tcallgrind (valgrind %s), %s round trips after a warm-up of %s, one connection, one tokio worker\n' \
         "$(valgrind --version | sed 's/valgrind-//')" "$N" "$WARMUP"
     cat "$OUT.tmp"
 } >"$OUT"
