@@ -103,6 +103,14 @@ else
     bash ci/bench-e2e-instr.sh "$WORK/e2e-instr.tsv"
 fi
 cat "$WORK/e2e-instr.tsv" >>"$WORK/e2e.tsv"
+log "end to end in CPU time: the same round trips, natively (ci/bench-e2e-cpu.sh)"
+if [ "${QUICK:-0}" = 1 ]; then
+    CPU_ROUND_TRIPS="${CPU_ROUND_TRIPS:-200}" CPU_ROUNDS="${CPU_ROUNDS:-2}" CPU_WARMUP="${CPU_WARMUP:-20}" \
+        bash ci/bench-e2e-cpu.sh "$WORK/e2e-cpu.tsv"
+else
+    bash ci/bench-e2e-cpu.sh "$WORK/e2e-cpu.tsv"
+fi
+cat "$WORK/e2e-cpu.tsv" >>"$WORK/e2e.tsv"
 
 finished="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 load_after="$(uptime)"

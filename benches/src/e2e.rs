@@ -4,10 +4,12 @@
 //! other line is one server at one connection count: name, connections, requests/s, round
 //! trips/s, p50 µs, p99 µs, label. `pair` lines give one repetition's ratios against the
 //! rmcp-codec server run right after it; `#instr`, `instr` and `cache` lines come from
-//! `ci/bench-e2e-instr.sh`.
+//! `ci/bench-e2e-instr.sh`, `#cpu` and `cpu` lines from `ci/bench-e2e-cpu.sh` (see
+//! [`crate::e2e_cpu`]).
 
 use std::fmt::Write as _;
 
+use crate::e2e_cpu::Cpu;
 use crate::report::table;
 
 /// The series `ci/bench-e2e.sh` runs under these names.
@@ -115,7 +117,7 @@ impl Cache {
 pub type Spread = (f64, f64, f64);
 
 /// The [`Spread`] of `values` (`None` when none is finite).
-fn spread(values: &[f64]) -> Option<Spread> {
+pub(crate) fn spread(values: &[f64]) -> Option<Spread> {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
     v.sort_by(f64::total_cmp);
     let (first, last) = (*v.first()?, *v.last()?);
@@ -143,6 +145,10 @@ pub struct E2e {
     pub pairs: Vec<Pair>,
     /// Simulated cache misses and mispredictions (`cache` lines), in file order.
     pub cache: Vec<Cache>,
+    /// How the CPU times were measured (`#cpu` line).
+    pub cpu_setup: String,
+    /// CPU time per server and round (`cpu` lines), in file order.
+    pub cpu: Vec<Cpu>,
 }
 
 impl E2e {
@@ -155,6 +161,8 @@ impl E2e {
             match f[..] {
                 ["#", pin, how] => out.setup = format!("{how}; {pin}"),
                 ["#instr", how] => out.instr_setup = how.to_owned(),
+                ["#cpu", how] => out.cpu_setup = how.to_owned(),
+                ["cpu", ..] => out.cpu.extend(Cpu::parse(&f)),
                 ["instr", name, n, total, sha, label] => {
                     let count = (|| {
                         Some(Instr {
@@ -386,6 +394,7 @@ impl E2e {
             &rows,
         );
         self.pairs_section(o);
+        self.cpu_section(o);
         self.instr_section(o);
     }
 

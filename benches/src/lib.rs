@@ -7,6 +7,7 @@
 pub mod alloc_count;
 pub mod chart;
 pub mod e2e;
+pub mod e2e_cpu;
 #[cfg(feature = "comparisons")]
 pub mod e2e_server;
 pub mod fair_floor;

@@ -552,6 +552,9 @@ fn goals(
     for (goal, text, ok) in e2e.goals() {
         rows.push(vec![goal, text, verdict(ok)]);
     }
+    if let Some((what, text)) = e2e.cpu_row() {
+        rows.push(vec![what, text, "reported".to_owned()]);
+    }
     if let Some((what, text)) = e2e.instr_row() {
         rows.push(vec![what, text, "reported".to_owned()]);
     }
