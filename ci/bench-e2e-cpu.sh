@@ -7,9 +7,10 @@
 # It sits between ci/bench-e2e.sh's throughput (wrk: what the goal is judged on, but on a shared
 # 2-core machine one run's ratio can be 10-20 % off) and ci/bench-e2e-instr.sh's instruction
 # counts (repeatable, but user space only, no cache misses, SHA-256 in portable code). Time on
-# the CPU counts the kernel's share (loopback TCP, epoll) and native cache and branch costs, and
-# moves with the machine's load far less than throughput does, because waiting for the client
-# is not in it.
+# the CPU counts the kernel's share (loopback TCP, epoll) and native cache and branch costs,
+# and leaves out waiting for the client. It still moves with other work on the machine (evicted
+# caches, a virtual CPU preempted by its host): the report gives each server's min-max over the
+# rounds, which says how quiet the run was.
 #
 #   bash ci/bench-e2e-cpu.sh [OUT_TSV]     # standalone: also prints the table
 #

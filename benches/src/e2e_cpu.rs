@@ -129,10 +129,13 @@ impl E2e {
              kernel, from `/proc/PID/task/*/schedstat`) per round trip. It counts what the \
              instruction count leaves out (the kernel's loopback TCP and epoll work, native \
              cache misses and mispredictions, SHA-NI), and unlike throughput it leaves out \
-             waiting for the client, so it moves far less with the machine's load. Each round \
-             drives every server in turn; a server's ratio is taken against the rmcp-codec \
-             server of the same round. This is what bounds the one-connection throughput; \
-             the goal is still judged on wrk's throughput and p50 above.\n"
+             waiting for the client. It still moves with what else runs on the machine (other \
+             work evicts the caches; on a virtual machine the host can preempt a CPU): on a \
+             quiet machine the paired ratios of one run stayed within a few percent, and the \
+             min–max columns show how quiet this run was. Each round drives every server in \
+             turn; a server's ratio is taken against the rmcp-codec server of the same round. \
+             This is what bounds the one-connection throughput; the goal is still judged on \
+             wrk's throughput and p50 above.\n"
         );
         if self.cpu.is_empty() {
             let _ = writeln!(o, "Not measured in this run.\n");
