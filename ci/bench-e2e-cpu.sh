@@ -42,32 +42,12 @@ ensure_cmd taskset util-linux
 command -v python3 >/dev/null || die "python3 is missing"
 [ -r /proc/self/schedstat ] || die "this kernel gives no /proc/PID/schedstat (CONFIG_SCHED_INFO): no CPU time per thread to read"
 
-log "building the hosted server, the mrtr-alone server and the rmcp-codec server (release)"
-cargo build -q --release --locked -p mrtr-hosted-server --bin mrtr-hosted-server
-cargo build -q --release --locked -p mrtr-benches --bin e2e-rmcp-codec --bin e2e-mrtr-rmcp
-REL="$CARGO_TARGET_DIR/release"
+. ci/bench-e2e-common.sh
 
-if [ "$(nproc)" -ge 2 ]; then
-    SERVER_CPU=(taskset -c 0); LOAD_CPU=(taskset -c 1); PINNING="server on core 0, driver on core 1"
-else
-    SERVER_CPU=(); LOAD_CPU=(); PINNING="one core: not pinned"
-fi
-
-PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-}
-trap cleanup EXIT
+pin_servers driver
 
 # The series and their flags are ci/bench-e2e.sh's (see there for why the replay capacity).
 NAMES=(mrtr mrtr-bare mrtr-gcm-os rmcp-codec)
-declare -A LABEL=(
-    [mrtr]="hosted server, mrtr default (aws-lc AES-256-GCM-SIV, fast nonce source, replay cache)"
-    [mrtr-bare]="same tool on rmcp, mrtr alone (mrtr-rmcp, the hosted default engine, no auth, owner or metrics layers)"
-    [mrtr-gcm-os]="hosted server, mrtr AES-256-GCM, OS nonce source, replay cache"
-    [rmcp-codec]="same tool on rmcp, RequestStateCodec (HMAC-SHA256, no single use)"
-)
 CAPACITY="--replay-capacity 4000000"
 declare -A CMD=(
     [mrtr]="$REL/mrtr-hosted-server $CAPACITY"

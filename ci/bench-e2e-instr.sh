@@ -51,17 +51,7 @@ ensure_cmd valgrind valgrind
 ensure_cmd callgrind_control valgrind
 command -v python3 >/dev/null || die "python3 is missing"
 
-log "building the hosted server, the mrtr-alone server and the rmcp-codec server (release)"
-cargo build -q --release --locked -p mrtr-hosted-server --bin mrtr-hosted-server
-cargo build -q --release --locked -p mrtr-benches --bin e2e-rmcp-codec --bin e2e-mrtr-rmcp
-REL="$CARGO_TARGET_DIR/release"
-
-PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-}
-trap cleanup EXIT
+. ci/bench-e2e-common.sh
 
 # rmcp-codec-long: the codec server with filler in its sealed state, so that its first token
 # is as long as the hosted server's (checked below). What it counts beyond rmcp-codec is what
@@ -71,11 +61,7 @@ trap cleanup EXIT
 # token 196 characters, mrtr's default is 195).
 STATE_PADDING="${STATE_PADDING:-73}"
 NAMES=(mrtr mrtr-bare mrtr-gcm-os rmcp-codec rmcp-codec-long)
-declare -A LABEL=(
-    [mrtr]="hosted server, mrtr default (aws-lc AES-256-GCM-SIV, fast nonce source, replay cache)"
-    [mrtr-bare]="same tool on rmcp, mrtr alone (mrtr-rmcp, the hosted default engine, no auth, owner or metrics layers)"
-    [mrtr-gcm-os]="hosted server, mrtr AES-256-GCM, OS nonce source, replay cache"
-    [rmcp-codec]="same tool on rmcp, RequestStateCodec (HMAC-SHA256, no single use)"
+LABEL+=(
     [rmcp-codec-long]="rmcp-codec with $STATE_PADDING bytes of filler in its state: a token as long as mrtr's"
 )
 declare -A CMD=(

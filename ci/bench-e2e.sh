@@ -29,23 +29,9 @@ mkdir -p "$WORK"
 ensure_cmd wrk wrk
 ensure_cmd taskset util-linux
 
-log "building the hosted server and the rmcp-codec server (release)"
-cargo build -q --release --locked -p mrtr-hosted-server --bin mrtr-hosted-server
-cargo build -q --release --locked -p mrtr-benches --bin e2e-rmcp-codec --bin e2e-mrtr-rmcp
-REL="$CARGO_TARGET_DIR/release"
+. ci/bench-e2e-common.sh
 
-if [ "$(nproc)" -ge 2 ]; then
-    SERVER_CPU=(taskset -c 0); LOAD_CPU=(taskset -c 1); PINNING="server on core 0, wrk on core 1"
-else
-    SERVER_CPU=(); LOAD_CPU=(); PINNING="one core: not pinned"
-fi
-
-PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-}
-trap cleanup EXIT
+pin_servers wrk
 
 # start NAME COMMAND...: starts a server on a free loopback port; sets URL.
 start() {
@@ -77,12 +63,6 @@ start() {
 # no authentication, session-ownership or metrics layers. It tells what mrtr costs apart from
 # what the hosted example adds; the goal is judged on the hosted server (mrtr).
 NAMES=(mrtr mrtr-bare mrtr-gcm-os rmcp-codec)
-declare -A LABEL=(
-    [mrtr]="hosted server, mrtr default (aws-lc AES-256-GCM-SIV, fast nonce source, replay cache)"
-    [mrtr-bare]="same tool on rmcp, mrtr alone (mrtr-rmcp, the hosted default engine, no auth, owner or metrics layers)"
-    [mrtr-gcm-os]="hosted server, mrtr AES-256-GCM, OS nonce source, replay cache"
-    [rmcp-codec]="same tool on rmcp, RequestStateCodec (HMAC-SHA256, no single use)"
-)
 declare -A URLS=()
 CAPACITY=(--replay-capacity 4000000)
 start mrtr "$REL/mrtr-hosted-server" "${CAPACITY[@]}"; URLS[mrtr]="$URL"
