@@ -17,7 +17,10 @@
 # ci/bench.sh calls it and appends its lines to the end-to-end file the report reads: `#cpu`
 # (how it was measured), then `cpu` per server and round: name, round, round trips,
 # nanoseconds on a CPU (all threads), user ticks, system ticks (from /proc/PID/stat, for the
-# user/kernel split), label.
+# user/kernel split), label; and `steal` per server and round: `cpu`, name, 1 (connection),
+# round, and during it the machine's stolen CPU ticks, all its CPU ticks and the busy ticks of
+# processes other than the server and the driver (ci/lib.sh disturbance), which tell how much
+# the host's and the machine's other work disturbed that round.
 #
 # The servers run as in ci/bench-e2e.sh (same flags; pinned to core 0 and the driver to core 1
 # on 2 or more cores) with one tokio worker each. Each round drives every server in turn, so
@@ -98,16 +101,25 @@ for name in "${NAMES[@]}"; do THREADS[$name]="$(threads "${PID[$name]}")"; done
 for round in $(seq "$ROUNDS"); do
     for name in "${NAMES[@]}"; do
         pid="${PID[$name]}"
+        ticks0="$(machine_ticks)"; children_ticks driver0
         read -r ns0 u0 s0 <<<"$(on_cpu "$pid")"
         "${LOAD_CPU[@]}" python3 ci/bench-e2e-drive.py "${ADDR[$name]}" "$N" >/dev/null \
             || die "$name: round $round failed"
         read -r ns1 u1 s1 <<<"$(on_cpu "$pid")"
+        children_ticks driver1
+        ours=$((u1 - u0 + s1 - s0 + driver1 - driver0))
+        read -r stolen all others <<<"$(disturbance "$ticks0" "$(machine_ticks)" "$ours")"
         [ "$(threads "$pid")" = "${THREADS[$name]}" ] \
             || die "$name: its threads changed during round $round (their CPU time would be lost)"
         printf 'cpu\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$round" "$N" "$((ns1 - ns0))" \
             "$((u1 - u0))" "$((s1 - s0))" "${LABEL[$name]}" >>"$OUT.tmp"
+        printf 'steal\tcpu\t%s\t1\t%s\t%s\t%s\t%s\n' "$name" "$round" "$stolen" "$all" \
+            "$others" >>"$OUT.tmp"
     done
-    log "round $round of $ROUNDS: $(awk -F'\t' -v r="$round" '$3 == r {printf "%s %.1f µs  ", $2, $5 / $4 / 1000}' "$OUT.tmp")"
+    log "round $round of $ROUNDS: $(awk -F'\t' -v r="$round" '
+        $1 == "cpu" && $3 == r {printf "%s %.1f µs  ", $2, $5 / $4 / 1000}
+        $1 == "steal" && $5 == r {s += $6; t += $7; o += $8}
+        END {if (t > 0) printf "(steal %.1f %%, others %.1f %%)", 100 * s / t, 100 * o / t}' "$OUT.tmp")"
 done
 {
     printf '#cpu\t%s round trips per server in each of %s rounds after a warm-up of %s, one connection, one tokio worker, %s\n' \

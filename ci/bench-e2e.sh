@@ -9,7 +9,11 @@
 # ci/bench.sh calls it and puts the numbers in BENCHMARKS.md ("End to end"). Not part of
 # ci/test.sh. On a machine with 2 or more cores each server runs pinned to core 0 and wrk to
 # core 1 (taskset), one server at a time; on one core, unpinned. Every run is bounded (E2E_SECS
-# seconds, loopback only) and the script stops the servers it started.
+# seconds, loopback only) and the script stops the servers it started. Besides each server's
+# median run and the `pair` ratios, it writes a `steal` line per run (`wrk`, name,
+# connections, repetition, and during it the machine's stolen CPU ticks, all its CPU ticks and
+# the busy ticks of processes other than the server and wrk; ci/lib.sh disturbance): how much
+# the host's and the machine's other work disturbed that run.
 #
 # Settings: E2E_SECS (measured seconds per run, default 6), E2E_CONNS (connection counts,
 # default "1 8 64"), E2E_REPS (runs per server and count, the median by throughput is kept,
@@ -34,13 +38,14 @@ ensure_cmd taskset util-linux
 pin_servers wrk
 
 # start NAME COMMAND...: starts a server on a free loopback port; sets URL.
+declare -A PID=()
 start() {
     local name="$1"; shift
     local addr="$WORK/$name.addr"
     rm -f "$addr"
     "${SERVER_CPU[@]}" "$@" --listen 127.0.0.1:0 --addr-file "$addr" \
         >"$WORK/$name.out" 2>"$WORK/$name.log" &
-    PIDS+=("$!")
+    PIDS+=("$!"); PID[$name]="$!"
     for _ in $(seq 100); do
         [ -s "$addr" ] && break
         kill -0 "$!" 2>/dev/null || { cat "$WORK/$name.log" >&2; die "server $name exited"; }
@@ -87,12 +92,18 @@ for conns in $CONNS; do
         # Alternate the servers within each repetition, so slow drift of the machine's load
         # falls on all of them alike.
         for name in "${NAMES[@]}"; do
+            ticks0="$(machine_ticks)"; children_ticks load0; server0="$(process_ticks "${PID[$name]}")"
             line="$(load "${URLS[$name]}" "$conns" "$SECS")"
+            children_ticks load1; server1="$(process_ticks "${PID[$name]}")"
+            ours=$((server1 - server0 + load1 - load0))
+            read -r stolen all others <<<"$(disturbance "$ticks0" "$(machine_ticks)" "$ours")"
             [ -n "$line" ] || { cat "$WORK/wrk.err" >&2; die "wrk gave no result for $name at $conns connections"; }
             IFS=$'\t' read -r _ rps rtps p50 p99 failed errors <<<"$line"
             [ "$failed" = 0 ] && [ "$errors" = 0 ] \
                 || { cat "$WORK/wrk.err" >&2; die "$name at $conns connections: $failed unexpected responses, $errors socket errors"; }
             printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$conns" "$rep" "$rps" "$rtps" "$p50" "$p99" >>"$OUT.tmp"
+            printf 'steal\twrk\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$conns" "$rep" \
+                "$stolen" "$all" "$others" >>"$OUT.tmp"
             log "$name, $conns connections, run $rep: $rps requests/s, p50 ${p50} µs, p99 ${p99} µs"
         done
     done
@@ -121,6 +132,7 @@ done
                 printf "pair\t%s\t%s\t%s\t%.4f\t%.4f\n", n, c[i], r[i], mrt[i] / rt[key[i]], mp50[i] / p50[key[i]]}' \
             "$OUT.tmp"
     done
+    awk -F'\t' '$1 == "steal"' "$OUT.tmp"
 } >"$OUT"
 rm -f "$OUT.tmp"
 

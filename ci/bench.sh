@@ -56,6 +56,7 @@ redis-cli -p "$port" ping >/dev/null || die "redis-server did not start on port 
 
 load_before="$(uptime)"
 started="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+ticks_before="$(machine_ticks)"
 
 log "criterion: raw AEAD floors and implementations"
 rm -rf "$CARGO_TARGET_DIR/criterion"
@@ -114,6 +115,8 @@ cat "$WORK/e2e-cpu.tsv" >>"$WORK/e2e.tsv"
 
 finished="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 load_after="$(uptime)"
+read -r stolen all _ <<<"$(disturbance "$ticks_before" "$(machine_ticks)" 0)"
+steal_share="$(awk -v s="$stolen" -v t="$all" 'BEGIN {printf "%.1f", (t > 0) ? 100 * s / t : 0}')"
 cpu="$(awk -F: '/model name/ {sub(/^ /, "", $2); print $2; exit}' /proc/cpuinfo)"
 {
     echo "## Machine"
@@ -123,6 +126,7 @@ cpu="$(awk -F: '/model name/ {sub(/^ /, "", $2); print $2; exit}' /proc/cpuinfo)
     echo "* Toolchain: $(rustc --version); release profile, no target-cpu flags (runtime CPU feature detection), except the AVX2 section's second build"
     echo "* Run: $started to $finished (UTC), criterion ${CRIT[*]}"
     echo "* Load before: \`${load_before#*load}\`; after: \`${load_after#*load}\`"
+    echo "* Steal time over the whole run: $steal_share % of the CPU time (the hypervisor running other work while this machine's CPUs wanted to run; /proc/stat)"
     echo "* Redis: $(redis-server --version | awk '{print $3}' | tr -d 'v='), loopback"
     echo
     echo "The machine is shared (other engineers compile on the same 2 cores). A 1-minute load"

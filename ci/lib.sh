@@ -9,6 +9,43 @@ die() { printf '\nFAILED: %s\n' "$*" >&2; exit 1; }
 # The first token's length from ci/bench-e2e-drive.py's line ("N round trips; first token L
 # characters"); empty if the line does not say.
 drive_token_len() { sed -n 's/.*first token \([0-9]*\) characters.*/\1/p' <<<"$1"; }
+# The machine's CPU ticks since boot, all CPUs, from /proc/stat's "cpu" line (user nice system
+# idle iowait irq softirq steal; guest time is already in user): stolen, all, and busy (user,
+# nice, system, irq, softirq). Steal is time the hypervisor ran something else while this
+# machine's virtual CPU wanted to run. Fails loudly without /proc/stat.
+machine_ticks() {
+    awk '$1 == "cpu" && NF >= 9 {t = 0; for (i = 2; i <= 9; i++) t += $i
+            print $9, t, $2 + $3 + $4 + $7 + $8; found = 1; exit}
+        END {exit !found}' /proc/stat || die "no cpu line with a steal column in /proc/stat"
+}
+# children_ticks VAR: sets VAR to the user and system ticks, summed, of the children this shell
+# has waited for so far (bash's `times`). Call it in the shell itself, not in `$(...)`: a
+# subshell has counters of its own.
+children_ticks() {
+    local file="${TMPDIR:-/tmp}/mrtr-times.$$"
+    times >"$file"
+    printf -v "$1" '%s' "$(awk -v hz="$(getconf CLK_TCK)" 'NR == 2 {
+        n = split($0, f, /[ ms]+/); t = 0
+        for (i = 1; i + 1 <= n; i += 2) t += f[i] * 60 + f[i + 1]
+        printf "%d\n", t * hz + 0.5}' "$file")"
+    rm -f "$file"
+}
+# process_ticks PID: the user and system ticks of a running process, summed (/proc/PID/stat).
+process_ticks() {
+    local stat
+    read -r -a stat <"/proc/$1/stat" || die "cannot read /proc/$1/stat"
+    echo $((stat[13] + stat[14]))
+}
+# disturbance BEFORE AFTER OURS: from two machine_ticks readings and the ticks the measured
+# processes used between them, "stolen all others": others is the busy time of everything
+# else on the machine (at least 0; ticks are sampled, so small counts are rough).
+disturbance() {
+    local s0 t0 b0 s1 t1 b1 others
+    read -r s0 t0 b0 <<<"$1"
+    read -r s1 t1 b1 <<<"$2"
+    others=$((b1 - b0 - $3))
+    echo "$((s1 - s0)) $((t1 - t0)) $((others > 0 ? others : 0))"
+}
 
 _apt_updated=0
 apt_update_once() {

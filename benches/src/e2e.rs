@@ -5,11 +5,12 @@
 //! trips/s, p50 µs, p99 µs, label. `pair` lines give one repetition's ratios against the
 //! rmcp-codec server run right after it; `#instr`, `instr` and `cache` lines come from
 //! `ci/bench-e2e-instr.sh`, `#cpu` and `cpu` lines from `ci/bench-e2e-cpu.sh` (see
-//! [`crate::e2e_cpu`]).
+//! [`crate::e2e_cpu`]), and `steal` lines from both timed scripts (see [`crate::e2e_steal`]).
 
 use std::fmt::Write as _;
 
 use crate::e2e_cpu::Cpu;
+use crate::e2e_steal::{Steal, Suite};
 use crate::report::table;
 
 /// The series `ci/bench-e2e.sh` runs under these names.
@@ -149,6 +150,8 @@ pub struct E2e {
     pub cpu_setup: String,
     /// CPU time per server and round (`cpu` lines), in file order.
     pub cpu: Vec<Cpu>,
+    /// The machine's steal time during each timed run (`steal` lines), in file order.
+    pub steal: Vec<Steal>,
 }
 
 impl E2e {
@@ -163,6 +166,7 @@ impl E2e {
                 ["#instr", how] => out.instr_setup = how.to_owned(),
                 ["#cpu", how] => out.cpu_setup = how.to_owned(),
                 ["cpu", ..] => out.cpu.extend(Cpu::parse(&f)),
+                ["steal", ..] => out.steal.extend(Steal::parse(&f)),
                 ["instr", name, n, total, sha, label] => {
                     let count = (|| {
                         Some(Instr {
@@ -313,6 +317,7 @@ impl E2e {
                                  {plo:.2}–{phi:.2}× in p50"
                             );
                         }
+                        measured.push_str(&self.steal_suffix(Suite::Wrk, c));
                         (
                             goal,
                             measured,
@@ -363,6 +368,9 @@ impl E2e {
             return;
         }
         let _ = writeln!(o, "Runs: {}.\n", self.setup);
+        if let Some(steal) = self.steal_sentence(Suite::Wrk) {
+            let _ = writeln!(o, "{steal}\n");
+        }
         let rows: Vec<Vec<String>> = self
             .runs
             .iter()
@@ -412,6 +420,7 @@ impl E2e {
                     c.to_string(),
                     format!("{t:.2}× ({tlo:.2}–{thi:.2})"),
                     format!("{p:.2}× ({plo:.2}–{phi:.2})"),
+                    self.steal_cell(Suite::Wrk, name, Some(c)),
                 ]);
             }
         }
@@ -431,6 +440,7 @@ impl E2e {
                 "connections".into(),
                 "round trips/s ÷ rmcp-codec, median (min–max)".into(),
                 "p50 ÷ rmcp-codec, median (min–max)".into(),
+                "during its runs: steal, other processes, median % (largest)".into(),
             ],
             &rows,
         );
@@ -682,19 +692,41 @@ mod tests {
              instr\tmrtr\t10\t6300000\t70000\thosted\n\
              instr\trmcp-codec\t10\t6400000\t700000\tcodec\n\
              cache\tmrtr\t10\t150000\t100000\t50\t90000\n\
-             cache\trmcp-codec\t10\t120000\t80000\t40\t90000\n"
+             cache\trmcp-codec\t10\t120000\t80000\t40\t90000\n\
+             steal\twrk\tmrtr\t8\t1\t60\t1200\t120\n\
+             steal\twrk\tmrtr\t8\t2\t0\t1200\t12\n\
+             steal\twrk\tmrtr\t8\t3\t6\t1200\t24\n"
         );
         let e = E2e::parse(&text);
         assert_eq!(e.pairs.len(), 3);
+        assert_eq!(e.steal.len(), 3);
         let ((t, tlo, thi), (p, _, _)) = e.paired("mrtr", 8).unwrap();
         assert_eq!((t, tlo, thi), (0.90, 0.88, 0.93));
         assert_eq!(p, 1.08);
         assert!(e.paired("mrtr", 1).is_none());
         let goals = e.goals();
         assert!(goals[1].1.contains("0.88–0.93×"), "{}", goals[1].1);
+        // Steal 5 %, 0 % and 0.5 % of the three runs at 8 connections; other processes 10 %,
+        // 1 % and 2 %.
+        assert!(
+            goals[1]
+                .1
+                .ends_with("; during the runs steal 0.5 % (5.0), other processes 2.0 % (10.0)"),
+            "{}",
+            goals[1].1
+        );
+        assert!(!goals[0].1.contains("steal"), "{}", goals[0].1);
         let mut o = String::new();
         e.section(&mut o);
-        assert!(o.contains("0.90× (0.88–0.93)"), "{o}");
+        assert!(
+            o.contains("| hosted | 8 | 0.90× (0.88–0.93) | 1.08× (1.05–1.10) | steal 0.5 % (5.0), other processes 2.0 % (10.0) |"),
+            "{o}"
+        );
+        assert!(
+            o.contains("a median 0.5 % (largest 5.0 %) of this machine's CPU time"),
+            "{o}"
+        );
+        assert!(o.contains("Above 5 % a run competed"), "{o}");
         // 15,000 against 12,000 I1 misses per round trip.
         assert!(
             o.contains("| hosted | 15000 (1.25×) | 10000 (1.25×) | 5 (1.25×) | 9000 (1.00×) |"),
@@ -722,7 +754,7 @@ mod tests {
             "{o}"
         );
         assert!(
-            o.contains("| bare | 8 | 0.98× (0.98–0.98) | 1.01× (1.01–1.01) |"),
+            o.contains("| bare | 8 | 0.98× (0.98–0.98) | 1.01× (1.01–1.01) | – |"),
             "{o}"
         );
     }

@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use crate::e2e::{E2e, MRTR, RMCP_CODEC, Spread, spread};
+use crate::e2e_steal::Suite;
 use crate::report::table;
 
 /// One server's CPU time over one round's round trips.
@@ -142,6 +143,9 @@ impl E2e {
             return;
         }
         let _ = writeln!(o, "Measured: {}.\n", self.cpu_setup);
+        if let Some(steal) = self.steal_sentence(Suite::Cpu) {
+            let _ = writeln!(o, "{steal}\n");
+        }
         let base = self.cpu_time(RMCP_CODEC).map(|(m, _, _)| m);
         let rows: Vec<Vec<String>> = self
             .cpu_names()
@@ -168,6 +172,7 @@ impl E2e {
                     more,
                     paired,
                     kernel,
+                    self.steal_cell(Suite::Cpu, name, None),
                 ])
             })
             .collect();
@@ -179,6 +184,7 @@ impl E2e {
                 "µs more than rmcp-codec (medians)".into(),
                 "÷ rmcp-codec, paired median (min–max)".into(),
                 "kernel share".into(),
+                "during its rounds: steal, other processes, median % (largest)".into(),
             ],
             &rows,
         );
@@ -197,7 +203,10 @@ mod tests {
         cpu\tmrtr\t3\t1000\t132000000\t60\t40\thosted\n\
         cpu\trmcp-codec\t3\t1000\t132000000\t55\t45\tcodec\n\
         cpu\tmrtr\tfour\t1000\t1\t1\t1\thosted\n\
-        cpu\tmrtr\t5\t1000\t1\t1\thosted\n";
+        cpu\tmrtr\t5\t1000\t1\t1\thosted\n\
+        steal\tcpu\tmrtr\t1\t1\t0\t100\t1\n\
+        steal\tcpu\tmrtr\t1\t2\t1\t100\t1\n\
+        steal\tcpu\tmrtr\t1\t3\t2\t100\t1\n";
 
     #[test]
     fn cpu_times_pair_each_round_with_the_codec_servers() {
@@ -218,11 +227,17 @@ mod tests {
         e.cpu_section(&mut o);
         assert!(o.contains("each of 3 rounds"), "{o}");
         assert!(
-            o.contains("| hosted | 140.0 (132.0–150.0) | +15.0 | 1.120× (1.000–1.250) | 40 % |"),
+            o.contains("a median 1.0 % (largest 2.0 %) of this machine's CPU time"),
             "{o}"
         );
         assert!(
-            o.contains("| codec | 125.0 (120.0–132.0) | – | – | 45 % |"),
+            o.contains(
+                "| hosted | 140.0 (132.0–150.0) | +15.0 | 1.120× (1.000–1.250) | 40 % | steal 1.0 % (2.0), other processes 1.0 % (1.0) |"
+            ),
+            "{o}"
+        );
+        assert!(
+            o.contains("| codec | 125.0 (120.0–132.0) | – | – | 45 % | – |"),
             "{o}"
         );
     }
