@@ -101,12 +101,12 @@ for name in "${NAMES[@]}"; do THREADS[$name]="$(threads "${PID[$name]}")"; done
 for round in $(seq "$ROUNDS"); do
     for name in "${NAMES[@]}"; do
         pid="${PID[$name]}"
-        ticks0="$(machine_ticks)"; children_ticks driver0
+        ticks0="$(machine_ticks)"; driver0="$(children_ticks)"
         read -r ns0 u0 s0 <<<"$(on_cpu "$pid")"
         "${LOAD_CPU[@]}" python3 ci/bench-e2e-drive.py "${ADDR[$name]}" "$N" >/dev/null \
             || die "$name: round $round failed"
         read -r ns1 u1 s1 <<<"$(on_cpu "$pid")"
-        children_ticks driver1
+        driver1="$(children_ticks)"
         ours=$((u1 - u0 + s1 - s0 + driver1 - driver0))
         read -r stolen all others <<<"$(disturbance "$ticks0" "$(machine_ticks)" "$ours")"
         [ "$(threads "$pid")" = "${THREADS[$name]}" ] \

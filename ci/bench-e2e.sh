@@ -92,9 +92,9 @@ for conns in $CONNS; do
         # Alternate the servers within each repetition, so slow drift of the machine's load
         # falls on all of them alike.
         for name in "${NAMES[@]}"; do
-            ticks0="$(machine_ticks)"; children_ticks load0; server0="$(process_ticks "${PID[$name]}")"
+            ticks0="$(machine_ticks)"; load0="$(children_ticks)"; server0="$(process_ticks "${PID[$name]}")"
             line="$(load "${URLS[$name]}" "$conns" "$SECS")"
-            children_ticks load1; server1="$(process_ticks "${PID[$name]}")"
+            load1="$(children_ticks)"; server1="$(process_ticks "${PID[$name]}")"
             ours=$((server1 - server0 + load1 - load0))
             read -r stolen all others <<<"$(disturbance "$ticks0" "$(machine_ticks)" "$ours")"
             [ -n "$line" ] || { cat "$WORK/wrk.err" >&2; die "wrk gave no result for $name at $conns connections"; }

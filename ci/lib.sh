@@ -18,23 +18,17 @@ machine_ticks() {
             print $9, t, $2 + $3 + $4 + $7 + $8; found = 1; exit}
         END {exit !found}' /proc/stat || die "no cpu line with a steal column in /proc/stat"
 }
-# children_ticks VAR: sets VAR to the user and system ticks, summed, of the children this shell
-# has waited for so far (bash's `times`). Call it in the shell itself, not in `$(...)`: a
-# subshell has counters of its own.
-children_ticks() {
-    local file="${TMPDIR:-/tmp}/mrtr-times.$$"
-    times >"$file"
-    printf -v "$1" '%s' "$(awk -v hz="$(getconf CLK_TCK)" 'NR == 2 {
-        n = split($0, f, /[ ms]+/); t = 0
-        for (i = 1; i + 1 <= n; i += 2) t += f[i] * 60 + f[i + 1]
-        printf "%d\n", t * hz + 0.5}' "$file")"
-    rm -f "$file"
-}
 # process_ticks PID: the user and system ticks of a running process, summed (/proc/PID/stat).
-process_ticks() {
+process_ticks() { stat_ticks "$1" 13; }
+# children_ticks: the same for the children this shell has waited for so far (wrk, the driver,
+# and what they waited for). `$$` is this shell also inside `$(...)`.
+children_ticks() { stat_ticks "$$" 15; }
+# stat_ticks PID I: fields I and I+1 (from 0) of /proc/PID/stat, summed. Fine for our processes,
+# whose command names (field 1) have no spaces.
+stat_ticks() {
     local stat
     read -r -a stat <"/proc/$1/stat" || die "cannot read /proc/$1/stat"
-    echo $((stat[13] + stat[14]))
+    echo $((stat[$2] + stat[$2 + 1]))
 }
 # disturbance BEFORE AFTER OURS: from two machine_ticks readings and the ticks the measured
 # processes used between them, "stolen all others": others is the busy time of everything
