@@ -78,6 +78,13 @@ if grep -qw avx2 /proc/cpuinfo; then
 else
     log "this CPU has no AVX2: the AVX2 section of the report stays empty"
 fi
+log "paired ratios: the goals' ratios, both sides in alternating batches (src/bin/pairs.rs)"
+printf '#run\t%s (UTC)\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$WORK/pairs.tsv"
+if [ "${QUICK:-0}" = 1 ]; then
+    "$CARGO_TARGET_DIR/release/pairs" 5 1 >>"$WORK/pairs.tsv"
+else
+    "$CARGO_TARGET_DIR/release/pairs" 31 4 >>"$WORK/pairs.tsv"
+fi
 log "allocations per operation"
 "$CARGO_TARGET_DIR/release/allocs" "$ALLOC_ITERS" >"$WORK/allocs.tsv"
 log "replay caches (in-process and Redis on 127.0.0.1:$port)"
@@ -136,5 +143,5 @@ cpu="$(awk -F: '/model name/ {sub(/^ /, "", $2); print $2; exit}' /proc/cpuinfo)
 
 # shellcheck disable=SC2086 # avx2_crit is one path or nothing
 "$CARGO_TARGET_DIR/release/report" "$CARGO_TARGET_DIR/criterion" "$WORK/allocs.tsv" \
-    "$WORK/replay.tsv" "$WORK/e2e.tsv" "$WORK/machine.md" "$OUT" $avx2_crit
+    "$WORK/replay.tsv" "$WORK/e2e.tsv" "$WORK/pairs.tsv" "$WORK/machine.md" "$OUT" $avx2_crit
 log "wrote $OUT and its chart (raw outputs in $WORK)"

@@ -14,6 +14,7 @@ pub mod e2e_steal;
 pub mod fair_floor;
 pub mod fixtures;
 pub mod floor;
+pub mod paired;
 #[cfg(feature = "comparisons")]
 pub mod peers;
 pub mod report;
