@@ -12,6 +12,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use crate::e2e::spread;
+
 /// One round of a pair: nanoseconds per call of `a` and of `b`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Round {
@@ -76,22 +78,6 @@ pub fn pair<A: FnMut(), B: FnMut()>(
         .collect()
 }
 
-/// The median of `values` (the mean of the middle two for an even count); `None` when empty
-/// or when a value is not a number.
-pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() || values.iter().any(|v| v.is_nan()) {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let mid = v.len() / 2;
-    Some(if v.len() % 2 == 1 {
-        v[mid]
-    } else {
-        (v[mid - 1] + v[mid]) / 2.0
-    })
-}
-
 /// A pair's rounds, summed up.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Summary {
@@ -117,15 +103,18 @@ impl Summary {
             .filter(|r| r.b_ns > 0.0)
             .map(|r| r.a_ns / r.b_ns)
             .collect();
-        let a: Vec<f64> = rounds.iter().map(|r| r.a_ns).collect();
-        let b: Vec<f64> = rounds.iter().map(|r| r.b_ns).collect();
+        let (ratio, min, max) = spread(&ratios)?;
+        let median = |side: fn(&Round) -> f64| {
+            let v: Vec<f64> = rounds.iter().map(side).collect();
+            spread(&v).map(|(m, _, _)| m)
+        };
         Some(Self {
             rounds: ratios.len(),
-            ratio: median(&ratios)?,
-            min: ratios.iter().copied().fold(f64::INFINITY, f64::min),
-            max: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            a_ns: median(&a)?,
-            b_ns: median(&b)?,
+            ratio,
+            min,
+            max,
+            a_ns: median(|r| r.a_ns)?,
+            b_ns: median(|r| r.b_ns)?,
         })
     }
 
@@ -211,7 +200,7 @@ pub fn closest_peer<'a>(
 }
 
 /// `1.27× (1.21–1.35 over 31 rounds)`.
-pub fn spread(s: &Summary) -> String {
+pub fn shown(s: &Summary) -> String {
     format!(
         "{:.2}× ({:.2}–{:.2} over {} rounds)",
         s.ratio, s.min, s.max, s.rounds
@@ -221,14 +210,6 @@ pub fn spread(s: &Summary) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn median_of_odd_and_even_counts_and_of_nothing() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        assert_eq!(median(&[]), None);
-        assert_eq!(median(&[1.0, f64::NAN]), None);
-    }
 
     #[test]
     fn summary_takes_the_median_ratio_not_the_ratio_of_medians() {
@@ -317,7 +298,7 @@ mod tests {
             "fast-peer"
         );
         assert!(closest_peer(&pairs, "m", peers, 1024).is_none());
-        assert_eq!(spread(&at(0.5)), "0.50× (0.45–0.55 over 3 rounds)");
+        assert_eq!(shown(&at(0.5)), "0.50× (0.45–0.55 over 3 rounds)");
     }
 
     #[test]

@@ -104,14 +104,14 @@ fn against_floor<C: Cipher, G: TryCryptoRng>(id: &str, floor: &str, rng: G, s: S
 }
 
 /// mrtr configuration `id` against every peer at `n` bytes.
-fn against_peers<C: Cipher, G: TryCryptoRng + Clone, const N: usize>(
+fn against_peers<C: Cipher, G: TryCryptoRng, const N: usize>(
     id: &str,
-    rng: &G,
+    rng: G,
     peer_list: &mut [Box<dyn Peer>],
     n: usize,
     s: Settings,
 ) {
-    let mut trip = Trip::<C, G, N>::new(rng.clone(), n);
+    let mut trip = Trip::<C, G, N>::new(rng, n);
     let cont = continuation(n);
     for peer in peer_list.iter_mut() {
         let peer_id = peer.id();
@@ -130,16 +130,15 @@ fn against_peers<C: Cipher, G: TryCryptoRng + Clone, const N: usize>(
 
 /// The three configurations the peer goals name, against every peer at `n` bytes.
 fn peer_goals<const N: usize>(peer_list: &mut [Box<dyn Peer>], n: usize, s: Settings) {
-    let fast = FastRng;
     against_peers::<mrtr_aws_lc::Aes256GcmSiv, _, N>(
         "mrtr-awslc-aes256gcmsiv-fastrng",
-        &fast,
+        FastRng,
         peer_list,
         n,
         s,
     );
-    against_peers::<Aes256GcmSiv, _, N>("mrtr-aes256gcmsiv-fastrng", &fast, peer_list, n, s);
-    against_peers::<Aes256Gcm, _, N>("mrtr-aes256gcm", &OsRng, peer_list, n, s);
+    against_peers::<Aes256GcmSiv, _, N>("mrtr-aes256gcmsiv-fastrng", FastRng, peer_list, n, s);
+    against_peers::<Aes256Gcm, _, N>("mrtr-aes256gcm", OsRng, peer_list, n, s);
 }
 
 fn main() {

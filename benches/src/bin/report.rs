@@ -510,7 +510,7 @@ fn goals(
             Some(p) => (
                 format!(
                     "paired: {}; criterion medians: {criterion}",
-                    paired::spread(&p)
+                    paired::shown(&p)
                 ),
                 Some(p.ratio <= bound),
             ),
@@ -553,7 +553,7 @@ fn goals(
                     format!(
                         "closest peer, paired: {p}, peer ÷ mrtr = {} (below 1× the peer is \
                          faster); criterion medians {} vs {}",
-                        paired::spread(&s.inverse()),
+                        paired::shown(&s.inverse()),
                         cell(me),
                         cell(m.get("roundtrip", p, n))
                     ),
@@ -650,7 +650,7 @@ fn pairs_section(o: &mut String, pairs: &Pairs, text: &str, peer_list: &[(&str, 
         .map(|(r, p)| {
             vec![
                 r.label.to_owned(),
-                paired::spread(&p),
+                paired::shown(&p),
                 fmt_ns(p.a_ns),
                 fmt_ns(p.b_ns),
             ]
@@ -675,7 +675,7 @@ fn pairs_section(o: &mut String, pairs: &Pairs, text: &str, peer_list: &[(&str, 
                     r.label.to_owned(),
                     n.to_string(),
                     p.to_owned(),
-                    paired::spread(&s.inverse()),
+                    paired::shown(&s.inverse()),
                 ]);
             }
         }
