@@ -72,6 +72,15 @@ fn engine() -> &'static base64::engine::GeneralPurpose {
     &ENGINE
 }
 
+/// `text` as a `str`, or `None` if it is not UTF-8 (encoded text is ASCII).
+#[inline]
+pub fn as_str(text: &[u8]) -> Option<&str> {
+    #[cfg(feature = "simd")]
+    return simdutf8::basic::from_utf8(text).ok();
+    #[cfg(not(feature = "simd"))]
+    return core::str::from_utf8(text).ok();
+}
+
 /// Encodes the first `len` bytes of `buf` in place, growing into the rest of `buf`.
 ///
 /// Returns the text length, or `None` if `buf` is too small (then `buf` is unchanged).
@@ -83,7 +92,8 @@ pub fn encode_in_place(buf: &mut [u8], len: usize) -> Option<usize> {
     if len > buf.len() || out_len > buf.len() {
         return None;
     }
-    let mut step = [0u8; ENCODE_STEP];
+    // Not zeroed first: every byte encoded is copied in.
+    let mut step = heapless::Vec::<u8, ENCODE_STEP>::new();
     let mut end = len;
     // The last step takes the partial tail (or a whole step when the length divides evenly).
     let mut start = match len % ENCODE_STEP {
@@ -91,11 +101,11 @@ pub fn encode_in_place(buf: &mut [u8], len: usize) -> Option<usize> {
         tail => len - tail,
     };
     loop {
-        let chunk = &mut step[..end - start];
-        chunk.copy_from_slice(&buf[start..end]);
+        step.clear();
+        step.extend_from_slice(&buf[start..end]).ok()?;
         let at = start / 3 * 4;
         // Cannot fail: `out_len` fits, and every step's text ends within it.
-        engine().encode_slice(&*chunk, &mut buf[at..out_len]).ok()?;
+        engine().encode_slice(&step, &mut buf[at..out_len]).ok()?;
         if start == 0 {
             break;
         }
@@ -260,6 +270,28 @@ mod tests {
             assert_eq!(decode_in_place(&mut buf, n), Some(len));
             assert_eq!(&buf[..len], &data[..len], "decode_in_place {len}");
         }
+    }
+
+    #[test]
+    fn as_str_is_exactly_utf8_validation() {
+        let mut buf = [0u8; 600];
+        let data: [u8; 400] = core::array::from_fn(|i| (i * 7) as u8);
+        buf[..400].copy_from_slice(&data);
+        let n = encode_in_place(&mut buf, 400).unwrap();
+        let text = as_str(&buf[..n]).unwrap();
+        assert_eq!(text.as_bytes(), &buf[..n]);
+        // Every length and position of a bad byte, across the SIMD engine's 64-byte blocks.
+        for len in 0..200 {
+            let mut t = [b'A'; 200];
+            assert_eq!(as_str(&t[..len]).map(str::len), Some(len));
+            for at in 0..len {
+                t[at] = 0xff;
+                assert_eq!(as_str(&t[..len]), None, "{len} {at}");
+                t[at] = b'A';
+            }
+        }
+        assert_eq!(as_str("é€🦀".as_bytes()), Some("é€🦀"));
+        assert_eq!(as_str(&[0xe2, 0x82]), None);
     }
 
     #[test]

@@ -270,7 +270,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         if let Some(rest) = out.bytes.get_mut(text_len..aad_end) {
             rest.fill(0);
         }
-        let text = core::str::from_utf8(&out.bytes[..text_len]).map_err(|_| SealError::Crypto)?;
+        let text = b64::as_str(&out.bytes[..text_len]).ok_or(SealError::Crypto)?;
         Ok(Sealed {
             text,
             token_id: state.token_id,
@@ -428,7 +428,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         now: u64,
     ) -> Result<(), Reason> {
         let method = binding.method().as_bytes();
-        if !bool::from(ct::eq(state.method().as_bytes(), method)) {
+        if !bool::from(ct::eq(state.method_bytes(), method)) {
             return Err(Reason::MethodMismatch);
         }
         let (issued, expires) = (state.issued_at_ms(), state.expires_at_ms());
