@@ -364,7 +364,7 @@ const CONSTANT_TIME: &[(&str, &str)] = &[
     ),
     (
         "core/src/engine/mod.rs",
-        "ct::eq(state.method().as_bytes(), method)",
+        "ct::eq(state.method_bytes(), method)",
     ),
     ("core/src/replay/set.rs", "ct::eq(&e.id, id)"),
     // The word-at-a-time comparison itself: XOR/OR folding, one barrier on the result.
