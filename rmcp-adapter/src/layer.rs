@@ -27,7 +27,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
 use bytes::{Buf, Bytes};
@@ -155,20 +155,23 @@ impl<S> Layer<S> for PrecheckLayer {
 
     fn layer(&self, inner: S) -> Self::Service {
         PrecheckService {
-            inner: Arc::new(inner),
+            inner: Arc::new(Mutex::new(inner)),
             layer: self.clone(),
         }
     }
 }
 
 /// The service [`PrecheckLayer`] wraps around rmcp's HTTP service. Cloning it is cheap (two
-/// reference counts), so the layers and router around it can clone it per request: each
-/// request clones the inner service once, when its body is read, and readies that clone
-/// before calling it. The response future is a plain state machine: nothing is boxed per
-/// request but an admission hook's future.
+/// reference counts), so the layers and router around it can clone it per request. Its clones
+/// share one inner service: once a request's body is read and checked, the request takes a
+/// lock on it, readies it and calls it (a tower `call` only starts the work and returns its
+/// future, so the lock is held for that short step), with no clone of the inner service per
+/// request. Only when the shared service is not ready at once (rmcp's always is) does the
+/// request wait on a clone of its own. The response future is a plain state machine: nothing
+/// is boxed per request but an admission hook's future.
 #[derive(Debug)]
 pub struct PrecheckService<S> {
-    inner: Arc<S>,
+    inner: Arc<Mutex<S>>,
     layer: PrecheckLayer,
 }
 
@@ -282,11 +285,11 @@ pin_project_lite::pin_project! {
             body: B,
             read: Buffered,
             parts: http::request::Parts,
-            inner: Arc<S>,
+            inner: Arc<Mutex<S>>,
             config: Arc<Config>,
         },
         /// Waiting for an admission hook (the body is read).
-        Admitting { admitting: Admitting, inner: Arc<S> },
+        Admitting { admitting: Admitting, inner: Arc<Mutex<S>> },
         /// Waiting for a clone of the inner service to be ready (rare: rmcp's always is; boxed
         /// so that the common states stay small to move).
         Readying { service: Box<S>, request: Option<Request<Full<Bytes>>> },
@@ -306,23 +309,26 @@ impl<S, B, ResBody> PrecheckFuture<S, B, S::Future, ResBody>
 where
     S: Service<Request<Full<Bytes>>, Response = Response<ResBody>>,
 {
-    /// Hands the checked request to a clone of the inner service: at once when the clone is
-    /// ready (rmcp's always is), else once it is.
+    /// Hands the checked request to the shared inner service when it is ready at once
+    /// (rmcp's always is): readied and called under its lock, so no other request comes
+    /// between the two. Else the request waits on a clone of its own.
     fn start(
-        inner: &Arc<S>,
+        inner: &Mutex<S>,
         request: Request<Full<Bytes>>,
         cx: &mut Context<'_>,
     ) -> Result<State<S, B, S::Future, ResBody>, S::Error>
     where
         S: Clone,
     {
-        let mut service = S::clone(inner);
-        Ok(match service.poll_ready(cx)? {
+        // A panic in another request's `call` leaves the service as that call left it, which
+        // a clone per request would not have protected either.
+        let mut shared = inner.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(match shared.poll_ready(cx)? {
             Poll::Ready(()) => State::Calling {
-                call: service.call(request),
+                call: shared.call(request),
             },
             Poll::Pending => State::Readying {
-                service: Box::new(service),
+                service: Box::new(S::clone(&shared)),
                 request: Some(request),
             },
         })
@@ -509,7 +515,7 @@ where
     type Error = S::Error;
     type Future = PrecheckFuture<S, B, S::Future, ResBody>;
 
-    /// Always ready: each call readies its own clone of the inner service.
+    /// Always ready: the inner service is readied when a request's body has been checked.
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
         Poll::Ready(Ok(()))
     }

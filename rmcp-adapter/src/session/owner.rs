@@ -208,9 +208,9 @@ impl<S, P> Layer<S> for OwnerLayer<P> {
 }
 
 /// The service [`OwnerLayer`] wraps around rmcp's HTTP service (or mrtr's precheck layer).
-/// Cloning it clones the inner service; readiness is the inner service's, and each call uses
-/// the readied inner service and keeps a fresh clone for the next (the usual tower pattern).
-/// The response future is a plain state machine: nothing is boxed per request.
+/// Cloning it clones the inner service; readiness is the inner service's, and each call hands
+/// the request to that readied inner service at once (no clone per request). The response
+/// future is a plain state machine: nothing is boxed per request.
 pub struct OwnerService<S, P> {
     inner: S,
     layer: OwnerLayer<P>,
@@ -307,7 +307,7 @@ where
 
 impl<S, P, B, ResBody> Service<Request<B>> for OwnerService<S, P>
 where
-    S: Service<Request<B>, Response = Response<ResBody>> + Clone,
+    S: Service<Request<B>, Response = Response<ResBody>>,
     P: PrincipalSource,
 {
     type Response = Response<ResponseBody<ResBody>>;
@@ -341,11 +341,12 @@ where
                 };
             }
         };
-        // The readied service takes the request; a fresh clone waits for the next poll_ready.
-        let fresh = self.inner.clone();
-        let mut ready = std::mem::replace(&mut self.inner, fresh);
+        // The inner service is called here, before this call returns, so the one this
+        // service readied in `poll_ready` is the one that takes the request: no clone (the
+        // clone-and-replace pattern is for services that call their inner one later, from
+        // their future).
         OwnerFuture {
-            call: Some(ready.call(Request::from_parts(parts, body))),
+            call: Some(self.inner.call(Request::from_parts(parts, body))),
             then,
         }
     }
