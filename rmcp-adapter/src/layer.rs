@@ -815,4 +815,66 @@ mod tests {
             (2, 2)
         );
     }
+
+    /// An inner service answering 204 that counts its calls and its clones.
+    struct Counted {
+        calls: Arc<AtomicUsize>,
+        clones: Arc<AtomicUsize>,
+    }
+
+    impl Clone for Counted {
+        fn clone(&self) -> Self {
+            self.clones.fetch_add(1, Ordering::SeqCst);
+            Self {
+                calls: self.calls.clone(),
+                clones: self.clones.clone(),
+            }
+        }
+    }
+
+    impl Service<Request<Full<Bytes>>> for Counted {
+        type Response = Response<Full<Bytes>>;
+        type Error = Infallible;
+        type Future = std::future::Ready<Result<Self::Response, Infallible>>;
+
+        fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _request: Request<Full<Bytes>>) -> Self::Future {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let mut response = Response::new(Full::new(Bytes::new()));
+            *response.status_mut() = StatusCode::NO_CONTENT;
+            std::future::ready(Ok(response))
+        }
+    }
+
+    #[tokio::test]
+    async fn clones_of_the_service_share_one_inner_service_that_is_never_cloned_when_ready() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let clones = Arc::new(AtomicUsize::new(0));
+        let inner = Counted {
+            calls: calls.clone(),
+            clones: clones.clone(),
+        };
+        let service = PrecheckLayer::new(ErrorDetail::Uniform).layer(inner);
+        let message = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
+        // As a router does: a fresh clone of the layer's service per request, several at once.
+        let requests: Vec<_> = (0..8)
+            .map(|_| {
+                let mut service = service.clone();
+                tokio::spawn(async move {
+                    let request = Request::post("/mcp")
+                        .body(Full::new(Bytes::from(message)))
+                        .unwrap();
+                    service.call(request).await.unwrap().status()
+                })
+            })
+            .collect();
+        for request in requests {
+            assert_eq!(request.await.unwrap(), StatusCode::NO_CONTENT);
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 8);
+        assert_eq!(clones.load(Ordering::SeqCst), 0);
+    }
 }
