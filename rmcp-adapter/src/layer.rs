@@ -651,6 +651,13 @@ mod tests {
         assert_eq!(keeper.0.lock().unwrap().len(), 1);
     }
 
+    /// What the counting inner services below answer: 204, at once.
+    fn no_content<E>() -> std::future::Ready<Result<Response<Full<Bytes>>, E>> {
+        let mut response = Response::new(Full::new(Bytes::new()));
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        std::future::ready(Ok(response))
+    }
+
     /// An inner service that is not ready at first (`Pending` once, waking itself), or that
     /// fails to get ready; counts its calls.
     #[derive(Clone)]
@@ -678,9 +685,7 @@ mod tests {
 
         fn call(&mut self, _request: Request<Full<Bytes>>) -> Self::Future {
             self.calls.fetch_add(1, Ordering::SeqCst);
-            let mut response = Response::new(Full::new(Bytes::new()));
-            *response.status_mut() = StatusCode::NO_CONTENT;
-            std::future::ready(Ok(response))
+            no_content()
         }
     }
 
@@ -747,9 +752,7 @@ mod tests {
 
         fn call(&mut self, _request: Request<Full<Bytes>>) -> Self::Future {
             self.0.fetch_add(1, Ordering::SeqCst);
-            let mut response = Response::new(Full::new(Bytes::new()));
-            *response.status_mut() = StatusCode::NO_CONTENT;
-            std::future::ready(Ok(response))
+            no_content()
         }
     }
 
@@ -816,9 +819,9 @@ mod tests {
         );
     }
 
-    /// An inner service answering 204 that counts its calls and its clones.
+    /// [`Inner`], also counting its clones.
     struct Counted {
-        calls: Arc<AtomicUsize>,
+        inner: Inner,
         clones: Arc<AtomicUsize>,
     }
 
@@ -826,7 +829,7 @@ mod tests {
         fn clone(&self) -> Self {
             self.clones.fetch_add(1, Ordering::SeqCst);
             Self {
-                calls: self.calls.clone(),
+                inner: self.inner.clone(),
                 clones: self.clones.clone(),
             }
         }
@@ -837,15 +840,12 @@ mod tests {
         type Error = Infallible;
         type Future = std::future::Ready<Result<Self::Response, Infallible>>;
 
-        fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-            Poll::Ready(Ok(()))
+        fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            self.inner.poll_ready(cx)
         }
 
-        fn call(&mut self, _request: Request<Full<Bytes>>) -> Self::Future {
-            self.calls.fetch_add(1, Ordering::SeqCst);
-            let mut response = Response::new(Full::new(Bytes::new()));
-            *response.status_mut() = StatusCode::NO_CONTENT;
-            std::future::ready(Ok(response))
+        fn call(&mut self, request: Request<Full<Bytes>>) -> Self::Future {
+            self.inner.call(request)
         }
     }
 
@@ -854,7 +854,7 @@ mod tests {
         let calls = Arc::new(AtomicUsize::new(0));
         let clones = Arc::new(AtomicUsize::new(0));
         let inner = Counted {
-            calls: calls.clone(),
+            inner: Inner(calls.clone()),
             clones: clones.clone(),
         };
         let service = PrecheckLayer::new(ErrorDetail::Uniform).layer(inner);
