@@ -54,10 +54,10 @@ command -v python3 >/dev/null || die "python3 is missing"
 . ci/bench-e2e-common.sh
 
 # rmcp-codec-long: the codec server with filler in its sealed state, so that its first token
-# is as long as the hosted server's (checked below). What it counts beyond rmcp-codec is what
-# a token that long costs rmcp's own request parsing and response serializing (and the
-# codec's encoding), which mrtr's longer token pays too; the rest of mrtr's difference is
-# mrtr's own code. STATE_PADDING: the filler's bytes (73 makes the codec's 87-character first
+# is as long as the hosted server's (checked below). What it counts beyond rmcp-codec bounds
+# what a token that long costs rmcp's own request parsing and response serializing, which
+# mrtr's longer token pays too: the count also holds the codec's own work on the filler, so
+# it is an upper bound, and at least the rest of mrtr's difference is mrtr's own code. STATE_PADDING: the filler's bytes (73 makes the codec's 87-character first
 # token 196 characters, mrtr's default is 195).
 STATE_PADDING="${STATE_PADDING:-73}"
 NAMES=(mrtr mrtr-bare mrtr-gcm-os rmcp-codec rmcp-codec-long)

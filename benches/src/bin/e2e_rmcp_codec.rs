@@ -16,8 +16,8 @@
 //!
 //! With `--state-padding BYTES` it seals every state with a filler member of that many bytes
 //! (opening ignores it), so that its token can be made as long as mrtr's: `ci/bench-e2e-instr.sh`
-//! counts it that way too, to tell what the longer token costs rmcp's own parsing and
-//! serializing from what mrtr's code costs.
+//! counts it that way too, to bound what the longer token costs rmcp's own parsing and
+//! serializing (the bound also holds this server's own work on the filler).
 //!
 //! ```text
 //! e2e-rmcp-codec --listen 127.0.0.1:0 --addr-file /tmp/codec.addr [--state-padding BYTES]
