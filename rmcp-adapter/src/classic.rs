@@ -208,16 +208,16 @@ impl<R: AsyncReplayCache> Pending<R> {
         mut round: impl FnMut(&Call<R>) -> Result<T, ErrorData>,
     ) -> impl Future<Output = Result<T, ErrorData>> {
         async move {
-            let in_session = self.origin.in_session;
+            let in_session = self.req.origin.in_session;
             let mut call = self.commit().await?;
             if !in_session {
                 return round(&call);
             }
-            call.local = Some(Local {
+            call.local = Some(Box::new(Local {
                 state: None,
                 invocation: 1,
                 paused: Default::default(),
-            });
+            }));
             loop {
                 let paused = match round(&call)?.into_paused() {
                     Err(complete) => return Ok(complete),
@@ -235,7 +235,7 @@ impl<R: AsyncReplayCache> Pending<R> {
                     .as_ref()
                     .is_some_and(|r| !r.is_empty());
                 if state.is_none() && !asks {
-                    tracing::error!(target: "mrtr", target_name = %call.binding.target,
+                    tracing::error!(target: "mrtr", target_name = %call.req.binding.target,
                         "a round returned input_required with neither input requests nor state");
                     return Err(ErrorData::internal_error(
                         "Internal error: the handler paused without input requests or state",
@@ -244,7 +244,7 @@ impl<R: AsyncReplayCache> Pending<R> {
                 }
                 let invocation = call.local.as_ref().map_or(1, |l| l.invocation);
                 if invocation >= call.engine.limits().max_rounds {
-                    tracing::info!(target: "mrtr", target_name = %call.binding.target,
+                    tracing::info!(target: "mrtr", target_name = %call.req.binding.target,
                         round = invocation, "the in-process flow is at its round cap");
                     return Err(call.engine.reject(Reason::RoundsExceeded).to_error_data());
                 }
@@ -253,17 +253,17 @@ impl<R: AsyncReplayCache> Pending<R> {
                     // Boxed: the exchange's future is over 2 KiB, and inline it would enlarge
                     // every request's future (2026-07-28 requests never get here).
                     Some(requests) if !requests.is_empty() => {
-                        Box::pin(ask(&call.origin, requests, ttl)).await?
+                        Box::pin(ask(&call.req.origin, requests, ttl)).await?
                     }
                     // State only: the next round runs now.
                     _ => InputResponses::new(),
                 };
-                call.input_responses = Some(answers);
-                call.local = Some(Local {
+                call.req.input_responses = Some(answers);
+                call.local = Some(Box::new(Local {
                     state,
                     invocation: invocation + 1,
                     paused: Default::default(),
-                });
+                }));
             }
         }
     }

@@ -15,7 +15,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 
-use crate::call::{Binding, Origin, Pending};
+use crate::call::{Binding, Origin, Pending, Request};
 use crate::caller::{Caller, FromExtensions, PrincipalSource, http_parts};
 use crate::error::ToErrorData;
 
@@ -182,16 +182,18 @@ impl<R: AsyncReplayCache> Mrtr<R> {
         let args = req.args_digest().copied().map_err(Clone::clone);
         Ok(Pending {
             engine,
-            binding: Binding {
-                method,
-                version,
-                target: target.to_owned(),
-                caller,
-                args,
-            },
+            req: Box::new(Request {
+                binding: Binding {
+                    method,
+                    version,
+                    target: target.to_owned(),
+                    caller,
+                    args,
+                },
+                input_responses,
+                origin: Origin::new(ctx, in_session),
+            }),
             verified,
-            input_responses,
-            origin: Origin::new(ctx, in_session),
         })
     }
 }
