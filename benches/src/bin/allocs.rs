@@ -27,7 +27,7 @@ fn wanted(id: &str) -> bool {
 }
 
 fn line(group: &str, row: &str, n: usize, (allocs, bytes): (f64, f64)) {
-    println!("{group}\t{row}\t{n}\t{allocs:.2}\t{bytes:.0}");
+    mrtr_benches::outln!("{group}\t{row}\t{n}\t{allocs:.2}\t{bytes:.0}");
 }
 
 fn mrtr_rows<C: Cipher, G: TryCryptoRng, const N: usize>(

@@ -82,7 +82,7 @@ impl<C: Cipher, G: TryCryptoRng, const N: usize> Trip<C, G, N> {
 /// Prints the pair `a` ÷ `b` at `n` bytes.
 fn emit(a: &str, b: &str, n: usize, rounds: &[mrtr_benches::paired::Round]) {
     match Summary::of(rounds) {
-        Some(s) => println!("{}", s.line(a, b, n)),
+        Some(s) => mrtr_benches::outln!("{}", s.line(a, b, n)),
         None => eprintln!("pairs: {a} ÷ {b} at {n} B gave no usable round"),
     }
 }
@@ -149,7 +149,7 @@ fn main() {
         rounds,
         batch: Duration::from_millis(batch_ms.max(1)),
     };
-    println!(
+    mrtr_benches::outln!(
         "#pairs\t{rounds} rounds of one batch (about {batch_ms} ms) per side, order swapped \
          every round"
     );

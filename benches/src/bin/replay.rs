@@ -30,7 +30,7 @@ const CAPACITY: usize = 1_200_000;
 const T0: u64 = 1_000_000_000;
 
 fn out(key: &str, value: f64, unit: &str, label: &str) {
-    println!("{key}\t{value}\t{unit}\t{label}");
+    mrtr_benches::outln!("{key}\t{value}\t{unit}\t{label}");
 }
 
 fn fresh_id(rng: &mut SplitMix) -> TokenId {

@@ -5,6 +5,9 @@
 //! Then it shows what the checks refuse: a tampered token, another caller, another tool,
 //! other arguments, another service sharing the key (another audience), and an expired token.
 
+#[macro_use]
+mod out;
+
 use getrandom::SysRng;
 use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_aes_gcm_siv::Aes256GcmSiv;
@@ -39,7 +42,7 @@ fn fresh_key_pair<C: Cipher>(id: &str) -> (Key<C>, Key<C>) {
 }
 
 fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
-    println!("\n=== {} ===", C::ALGORITHM.name());
+    outln!("\n=== {} ===", C::ALGORITHM.name());
     let clock = ManualClock::new(1_764_460_800_000); // 2025-11-30T00:00:00Z
     let (ours, theirs) = fresh_key_pair("2026-11");
     let ring: KeyRing<C, 2> = KeyRing::new(ours);
@@ -65,7 +68,7 @@ fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
         .pause(Round::FIRST, &call, &args, b"step=1", &mut rng, &mut out)?
         .as_str()
         .to_owned();
-    println!(
+    outln!(
         "call     -> input_required, round 1, requestState {}",
         short(&token)
     );
@@ -84,7 +87,7 @@ fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
         match mrtr.pause(next, &call, &args, cont.as_bytes(), &mut rng, &mut out) {
             Ok(sealed) => {
                 token = sealed.as_str().to_owned();
-                println!(
+                outln!(
                     "resume {:>2} (carried {step:>7}) -> round {:>2}, requestState {}",
                     resumed.round(),
                     next.get(),
@@ -93,7 +96,7 @@ fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
             }
             Err(SealError::RoundsExhausted) => {
                 let wire = mrtr.reject(Reason::RoundsExceeded).wire();
-                println!(
+                outln!(
                     "resume {:>2} (carried {step:>7}) -> cannot pause again: {} {:?} (server log: {})",
                     resumed.round(),
                     wire.code,
@@ -106,7 +109,7 @@ fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    println!("-- what the checks refuse (the client always sees the same error) --");
+    outln!("-- what the checks refuse (the client always sees the same error) --");
     let mut buf = TokenBuf::<CAP>::new();
     let mut tampered = first.clone().into_bytes();
     let mid = tampered.len() / 2;
@@ -136,7 +139,7 @@ fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
         let err = mrtr
             .resume(tok, &binding, &digest, &mut buf)
             .expect_err("must be refused");
-        println!(
+        outln!(
             "{what:<16} -> {} (server log: {})",
             err.wire().reason,
             err.reason()
@@ -145,7 +148,7 @@ fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
     let err = billing
         .resume(&first, &call, &args, &mut buf)
         .expect_err("another audience");
-    println!(
+    outln!(
         "{:<16} -> {} (server log: {})",
         "another service",
         err.wire().reason,
@@ -155,7 +158,7 @@ fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
     let err = mrtr
         .resume(&first, &call, &args, &mut buf)
         .expect_err("expired");
-    println!(
+    outln!(
         "{:<16} -> {} (server log: {})",
         "after the TTL",
         err.wire().reason,
@@ -165,7 +168,7 @@ fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    println!("mrtr demo: a booking tool that pauses on every round until the round cap");
+    outln!("mrtr demo: a booking tool that pauses on every round until the round cap");
     run::<Aes256Gcm>()?;
     run::<ChaCha20Poly1305>()?;
     run::<XChaCha20Poly1305>()?;

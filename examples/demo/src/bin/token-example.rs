@@ -4,6 +4,10 @@
 //!
 //! `cargo run -p mrtr-demo --bin token-example`
 
+#[macro_use]
+#[path = "../out.rs"]
+mod out;
+
 use std::convert::Infallible;
 
 use mrtr_aes_gcm::Aes256Gcm;
@@ -48,9 +52,9 @@ fn b64_decode(text: &str) -> Vec<u8> {
 const AUDIENCE: &str = "booking.example";
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    println!("== format v2 ==");
+    outln!("== format v2 ==");
     example(TokenFormat::V2, Some(AUDIENCE))?;
-    println!("== format v1 ==");
+    outln!("== format v1 ==");
     example(TokenFormat::V1, None)
 }
 
@@ -98,27 +102,27 @@ fn example(format: TokenFormat, audience: Option<&str>) -> Result<(), Box<dyn st
     let header = &bytes[..5];
     let aad = Aad::build(header, audience, &binding).expect("valid header");
 
-    println!("key            {}", hex(&key));
-    println!("key id         k1");
-    println!("audience       {}", audience.unwrap_or("(none)"));
-    println!("now_ms         {now}   ttl_ms {}", mrtr.ttl_ms());
-    println!("token id       {}", hex(&token_id));
-    println!("nonce          {}", hex(&nonce));
-    println!("args digest    {}", hex(&args));
-    println!("continuation   {}  ({:?})", hex(continuation), "step=date");
-    println!("header         {}", hex(header));
-    println!("aad            {}", hex(aad.as_bytes()));
+    outln!("key            {}", hex(&key));
+    outln!("key id         k1");
+    outln!("audience       {}", audience.unwrap_or("(none)"));
+    outln!("now_ms         {now}   ttl_ms {}", mrtr.ttl_ms());
+    outln!("token id       {}", hex(&token_id));
+    outln!("nonce          {}", hex(&nonce));
+    outln!("args digest    {}", hex(&args));
+    outln!("continuation   {}  ({:?})", hex(continuation), "step=date");
+    outln!("header         {}", hex(header));
+    outln!("aad            {}", hex(aad.as_bytes()));
     let state_len = bytes.len() - 5 - 12 - 16;
-    println!("ciphertext     {}", hex(&bytes[17..17 + state_len]));
-    println!("tag            {}", hex(&bytes[17 + state_len..]));
-    println!("token bytes    {}", bytes.len());
-    println!("token          {text}");
+    outln!("ciphertext     {}", hex(&bytes[17..17 + state_len]));
+    outln!("tag            {}", hex(&bytes[17 + state_len..]));
+    outln!("token bytes    {}", bytes.len());
+    outln!("token          {text}");
 
     let mut buf = TokenBuf::<{ token_len_for(64) }>::new();
     let resumed = mrtr
         .resume(&text, &binding, &args, &mut buf)
         .expect("resumes");
-    println!(
+    outln!(
         "resumed        round {} expires {} continuation {:?}",
         resumed.round(),
         resumed.expires_at_ms(),
