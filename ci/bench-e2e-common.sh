@@ -2,7 +2,8 @@
 # Shared by the end-to-end benchmarks (ci/bench-e2e.sh, ci/bench-e2e-instr.sh,
 # ci/bench-e2e-cpu.sh), sourced after ci/lib.sh with CARGO_TARGET_DIR set: builds the servers,
 # sets REL to their directory, stops every server in PIDS on exit, and names the series the
-# report reads (LABEL; ci/bench-e2e-instr.sh adds its long-token codec server).
+# report reads (LABEL; ci/bench-e2e-instr.sh adds its long-token codec server and the -lto
+# servers).
 
 log "building the hosted server, the mrtr-alone server and the rmcp-codec server (release)"
 cargo build -q --release --locked -p mrtr-hosted-server --bin mrtr-hosted-server

@@ -4,7 +4,8 @@
 # (mrtr, default configuration, and AES-256-GCM with the OS nonce source), on mrtr alone on
 # plain rmcp (e2e-mrtr-rmcp) and on the same tool served by plain rmcp with its
 # RequestStateCodec (as it is, and with filler making its token as long as mrtr's), each server
-# run under valgrind's callgrind.
+# run under valgrind's callgrind; and the hosted, mrtr-alone and codec servers once more, built
+# with fat LTO and one codegen unit (the -lto servers).
 # Instruction counts do not depend on the machine's load, so this is the repeatable
 # companion of ci/bench-e2e.sh's throughput (which it does not replace: it counts no kernel
 # time, cache misses or waiting).
@@ -60,9 +61,23 @@ command -v python3 >/dev/null || die "python3 is missing"
 # it is an upper bound, and at least the rest of mrtr's difference is mrtr's own code. STATE_PADDING: the filler's bytes (73 makes the codec's 87-character first
 # token 196 characters, mrtr's default is 195).
 STATE_PADDING="${STATE_PADDING:-73}"
-NAMES=(mrtr mrtr-bare mrtr-gcm-os rmcp-codec rmcp-codec-long)
+#
+# The -lto servers: the hosted server, mrtr alone and the codec server again, built with fat
+# link-time optimization and one codegen unit (the release profile as many servers ship it),
+# in their own target directory. The report compares each with the codec server built the
+# same way: whether inlining across crates (mrtr is five crates, the codec is part of rmcp)
+# narrows the gap.
+log "building the same three servers with fat LTO and one codegen unit (the -lto servers)"
+LTO_ENV=(env CARGO_TARGET_DIR="$CARGO_TARGET_DIR/lto" CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1)
+"${LTO_ENV[@]}" cargo build -q --release --locked -p mrtr-hosted-server --bin mrtr-hosted-server
+"${LTO_ENV[@]}" cargo build -q --release --locked -p mrtr-benches --bin e2e-rmcp-codec --bin e2e-mrtr-rmcp
+LTO="$CARGO_TARGET_DIR/lto/release"
+NAMES=(mrtr mrtr-bare mrtr-gcm-os rmcp-codec rmcp-codec-long mrtr-lto mrtr-bare-lto rmcp-codec-lto)
 LABEL+=(
     [rmcp-codec-long]="rmcp-codec with $STATE_PADDING bytes of filler in its state: a token as long as mrtr's"
+    [mrtr-lto]="${LABEL[mrtr]}, fat LTO"
+    [mrtr-bare-lto]="${LABEL[mrtr-bare]}, fat LTO"
+    [rmcp-codec-lto]="${LABEL[rmcp-codec]}, fat LTO"
 )
 declare -A CMD=(
     [mrtr]="$REL/mrtr-hosted-server"
@@ -70,6 +85,9 @@ declare -A CMD=(
     [mrtr-gcm-os]="$REL/mrtr-hosted-server --cipher aes-256-gcm"
     [rmcp-codec]="$REL/e2e-rmcp-codec"
     [rmcp-codec-long]="$REL/e2e-rmcp-codec --state-padding $STATE_PADDING"
+    [mrtr-lto]="$LTO/mrtr-hosted-server"
+    [mrtr-bare-lto]="$LTO/e2e-mrtr-rmcp"
+    [rmcp-codec-lto]="$LTO/e2e-rmcp-codec"
 )
 declare -A TOKEN_LEN=()
 declare -A PID=()
@@ -105,9 +123,11 @@ for name in "${NAMES[@]}"; do
     [ -s "$dump" ] || die "$name: callgrind wrote no dump"
     total="$(awk '/^summary:/ {print $2}' "$dump")"
     [ -n "$total" ] || die "$name: no instruction total in $dump"
-    # Self cost of SHA-256's portable compression (every inlined piece of it).
+    # Self cost of SHA-256's compression, portable under valgrind (every inlined piece of it:
+    # without LTO it is `sha2::sha256::soft::*`, with LTO that is inlined into
+    # `sha2::sha256::compress256`, whose own dispatch is a few instructions per block).
     sha="$(callgrind_annotate --threshold=100 --auto=no "$dump" 2>/dev/null \
-        | awk '/sha2::sha256::soft/ {gsub(",", "", $1); s += $1} END {print s + 0}')"
+        | awk '/sha2::sha256::(soft|compress256)/ {gsub(",", "", $1); s += $1} END {print s + 0}')"
     printf 'instr\t%s\t%s\t%s\t%s\t%s\n' "$name" "$N" "$total" "$sha" "${LABEL[$name]}" >>"$OUT.tmp"
     # events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw Bc Bcm Bi Bim
     awk -v n="$name" -v rt="$N" '

@@ -25,6 +25,22 @@ pub const RMCP_CODEC: &str = "rmcp-codec";
 /// (counted in instructions only).
 pub const RMCP_CODEC_LONG: &str = "rmcp-codec-long";
 
+/// The suffix of a server built with fat LTO and one codegen unit (counted in instructions
+/// only); each is compared with [`RMCP_CODEC_LTO`], the codec server built the same way.
+pub const LTO_SUFFIX: &str = "-lto";
+/// The rmcp-codec server built with fat LTO and one codegen unit.
+pub const RMCP_CODEC_LTO: &str = "rmcp-codec-lto";
+
+/// The codec server a server's instruction and cache counts are compared with: the one built
+/// the same way.
+pub fn codec_for(name: &str) -> &'static str {
+    if name.ends_with(LTO_SUFFIX) {
+        RMCP_CODEC_LTO
+    } else {
+        RMCP_CODEC
+    }
+}
+
 /// The bound of the end-to-end goal: mrtr within 5 % of the rmcp-codec server.
 pub const WITHIN: f64 = 0.05;
 
@@ -473,18 +489,18 @@ impl E2e {
             return;
         }
         let _ = writeln!(o, "Counted: {}.\n", self.instr_setup);
-        let base = self.instr(RMCP_CODEC).map(Instr::per_round_trip);
         let rows: Vec<Vec<String>> = self
             .instr
             .iter()
             .map(|i| {
                 let n = i.round_trips.max(1);
+                let base = self.instr(codec_for(&i.name)).map(Instr::per_round_trip);
                 vec![
                     i.label.clone(),
                     (i.instructions / n).to_string(),
                     (i.sha256_portable / n).to_string(),
                     format!("{:.0}", i.per_round_trip()),
-                    base.map_or("–".to_owned(), |b| {
+                    base.filter(|b| *b > 0.0).map_or("–".to_owned(), |b| {
                         format!("{:.3}×", i.per_round_trip() / b)
                     }),
                 ]
@@ -497,10 +513,17 @@ impl E2e {
                 "instructions per round trip".into(),
                 "of which portable SHA-256".into(),
                 "without it".into(),
-                "÷ rmcp-codec (without it)".into(),
+                "÷ rmcp-codec built the same way (without it)".into(),
             ],
             &rows,
         );
+        if let Some(lto) = self.lto_note() {
+            let _ = writeln!(
+                o,
+                "{lto}
+"
+            );
+        }
         if let Some(split) = self.token_length_split() {
             let _ = writeln!(o, "{split}\n");
         }
@@ -548,6 +571,44 @@ impl E2e {
         Some(text)
     }
 
+    /// What fat LTO does to the instruction counts and their ratios, if the -lto servers
+    /// were counted.
+    pub fn lto_note(&self) -> Option<String> {
+        let ratio = |name: &str| {
+            let b = self.instr(codec_for(name))?.per_round_trip();
+            (b > 0.0).then(|| self.instr(name).map(|i| i.per_round_trip() / b))?
+        };
+        let codec = self.instr(RMCP_CODEC)?.per_round_trip();
+        let codec_lto = self.instr(RMCP_CODEC_LTO)?.per_round_trip();
+        let mut text = format!(
+            "**Link-time optimization.** The rows ending \"fat LTO\" are the same servers built \
+             with `lto = \"fat\"` and `codegen-units = 1` (the workspace's release profile \
+             has neither), each compared with the codec server built the same way. LTO takes \
+             the codec server from {codec:.0} to {codec_lto:.0} instructions per round trip \
+             ({:+.1} %).",
+            (codec_lto / codec - 1.0) * 100.0
+        );
+        for (name, what) in [(MRTR, "hosted server"), (MRTR_BARE, "mrtr-alone server")] {
+            let lto = format!("{name}{LTO_SUFFIX}");
+            if let (Some(plain), Some(linked)) = (ratio(name), ratio(&lto)) {
+                // Both ratios move with both counts' drift.
+                let verdict = if linked < plain * (1.0 - 2.0 * COUNT_DRIFT) {
+                    "narrower"
+                } else if linked > plain * (1.0 + 2.0 * COUNT_DRIFT) {
+                    "wider"
+                } else {
+                    "the same within the counts' drift"
+                };
+                let _ = write!(
+                    text,
+                    " The {what}'s ratio is {plain:.3}× without it and {linked:.3}× with it: \
+                     {verdict}."
+                );
+            }
+        }
+        Some(text)
+    }
+
     /// The simulated cache misses and mispredictions.
     fn cache_section(&self, o: &mut String) {
         if self.cache.is_empty() {
@@ -558,13 +619,15 @@ impl E2e {
             "The same runs, through callgrind's cache and branch-predictor simulation (a \
              generic model, not this CPU's counters; repeatable like the instruction count). \
              Each miss or misprediction costs several to hundreds of cycles, which is why the \
-             throughput gap can be wider than the instruction gap:\n"
+             throughput gap can be wider than the instruction gap (each server's ratio is to the \
+             codec server built the same way):\n"
         );
-        let base = self
-            .cache
-            .iter()
-            .find(|c| c.name == RMCP_CODEC)
-            .map(Cache::per_round_trip);
+        let base = |name: &str| {
+            self.cache
+                .iter()
+                .find(|c| c.name == codec_for(name))
+                .map(Cache::per_round_trip)
+        };
         let label = |name: &str| {
             self.instr(name)
                 .map_or(name.to_owned(), |i| i.label.clone())
@@ -576,7 +639,7 @@ impl E2e {
                 let mine = c.per_round_trip();
                 let mut row = vec![label(&c.name)];
                 for (k, v) in mine.iter().enumerate() {
-                    let rel = base
+                    let rel = base(&c.name)
                         .filter(|b| b[k] > 0.0)
                         .map_or(String::new(), |b| format!(" ({:.2}×)", v / b[k]));
                     row.push(format!("{v:.0}{rel}"));
@@ -630,6 +693,53 @@ mod tests {
         e.section(&mut o);
         assert!(o.contains("callgrind, 10 round trips"), "{o}");
         assert!(E2e::parse(SAMPLE).instr_row().is_none());
+    }
+
+    #[test]
+    fn lto_servers_are_compared_with_the_codec_built_the_same_way() {
+        let text = format!(
+            "{SAMPLE}#instr\tcallgrind, 10 round trips\n\
+             instr\tmrtr\t10\t5300000\t70000\thosted\n\
+             instr\tmrtr-bare\t10\t5150000\t70000\tbare\n\
+             instr\trmcp-codec\t10\t5700000\t700000\tcodec\n\
+             instr\tmrtr-lto\t10\t4900000\t70000\thosted lto\n\
+             instr\tmrtr-bare-lto\t10\t4700000\t70000\tbare lto\n\
+             instr\trmcp-codec-lto\t10\t5300000\t700000\tcodec lto\n\
+             cache\tmrtr-lto\t10\t150000\t100000\t50\t90000\n\
+             cache\trmcp-codec\t10\t100000\t80000\t40\t90000\n\
+             cache\trmcp-codec-lto\t10\t120000\t80000\t40\t90000\n"
+        );
+        let e = E2e::parse(&text);
+        assert_eq!(codec_for("mrtr-lto"), RMCP_CODEC_LTO);
+        assert_eq!(codec_for("mrtr"), RMCP_CODEC);
+        let note = e.lto_note().unwrap();
+        // Without portable SHA: 523,000 / 500,000 without LTO, 483,000 / 460,000 with it.
+        assert!(
+            note.contains("from 500000 to 460000 instructions per round trip (-8.0 %)"),
+            "{note}"
+        );
+        assert!(
+            note.contains(
+                "hosted server's ratio is 1.046× without it and 1.050× with it: the same within"
+            ),
+            "{note}"
+        );
+        // 508,000 / 500,000 = 1.016 against 463,000 / 460,000 = 1.0065.
+        assert!(
+            note.contains(
+                "mrtr-alone server's ratio is 1.016× without it and 1.007× with it: narrower"
+            ),
+            "{note}"
+        );
+        let mut o = String::new();
+        e.section(&mut o);
+        assert!(
+            o.contains("| hosted lto | 490000 | 7000 | 483000 | 1.050× |"),
+            "{o}"
+        );
+        // I1 misses against the LTO codec's 12,000, not the plain codec's 10,000.
+        assert!(o.contains("| hosted lto | 15000 (1.25×) |"), "{o}");
+        assert!(E2e::parse(SAMPLE).lto_note().is_none());
     }
 
     #[test]
