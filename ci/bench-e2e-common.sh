@@ -6,8 +6,12 @@
 # servers).
 
 log "building the hosted server, the mrtr-alone server and the rmcp-codec server (release)"
-cargo build -q --release --locked -p mrtr-hosted-server --bin mrtr-hosted-server
-cargo build -q --release --locked -p mrtr-benches --bin e2e-rmcp-codec --bin e2e-mrtr-rmcp
+# build_servers [VAR=VALUE...]: builds the three servers (release) with that environment added.
+build_servers() {
+    env "$@" cargo build -q --release --locked -p mrtr-hosted-server --bin mrtr-hosted-server
+    env "$@" cargo build -q --release --locked -p mrtr-benches --bin e2e-rmcp-codec --bin e2e-mrtr-rmcp
+}
+build_servers
 REL="$CARGO_TARGET_DIR/release"
 
 PIDS=()

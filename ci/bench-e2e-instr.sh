@@ -68,9 +68,8 @@ STATE_PADDING="${STATE_PADDING:-73}"
 # same way: whether inlining across crates (mrtr is five crates, the codec is part of rmcp)
 # narrows the gap.
 log "building the same three servers with fat LTO and one codegen unit (the -lto servers)"
-LTO_ENV=(env CARGO_TARGET_DIR="$CARGO_TARGET_DIR/lto" CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1)
-"${LTO_ENV[@]}" cargo build -q --release --locked -p mrtr-hosted-server --bin mrtr-hosted-server
-"${LTO_ENV[@]}" cargo build -q --release --locked -p mrtr-benches --bin e2e-rmcp-codec --bin e2e-mrtr-rmcp
+build_servers CARGO_TARGET_DIR="$CARGO_TARGET_DIR/lto" CARGO_PROFILE_RELEASE_LTO=fat \
+    CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
 LTO="$CARGO_TARGET_DIR/lto/release"
 NAMES=(mrtr mrtr-bare mrtr-gcm-os rmcp-codec rmcp-codec-long mrtr-lto mrtr-bare-lto rmcp-codec-lto)
 LABEL+=(

@@ -270,6 +270,14 @@ impl E2e {
         self.instr.iter().find(|i| i.name == name)
     }
 
+    /// `name`'s instructions per round trip (without portable SHA-256) ÷ those of the codec
+    /// server built the same way ([`codec_for`]), if both were counted.
+    pub fn instr_ratio(&self, name: &str) -> Option<f64> {
+        let base = self.instr(codec_for(name))?.per_round_trip();
+        (base > 0.0).then_some(())?;
+        Some(self.instr(name)?.per_round_trip() / base)
+    }
+
     /// The reported (no target) row comparing instructions per round trip, if counted.
     pub fn instr_row(&self) -> Option<(String, String)> {
         let (m, r) = (self.instr(MRTR)?, self.instr(RMCP_CODEC)?);
@@ -494,15 +502,13 @@ impl E2e {
             .iter()
             .map(|i| {
                 let n = i.round_trips.max(1);
-                let base = self.instr(codec_for(&i.name)).map(Instr::per_round_trip);
                 vec![
                     i.label.clone(),
                     (i.instructions / n).to_string(),
                     (i.sha256_portable / n).to_string(),
                     format!("{:.0}", i.per_round_trip()),
-                    base.filter(|b| *b > 0.0).map_or("–".to_owned(), |b| {
-                        format!("{:.3}×", i.per_round_trip() / b)
-                    }),
+                    self.instr_ratio(&i.name)
+                        .map_or("–".to_owned(), |r| format!("{r:.3}×")),
                 ]
             })
             .collect();
@@ -518,11 +524,7 @@ impl E2e {
             &rows,
         );
         if let Some(lto) = self.lto_note() {
-            let _ = writeln!(
-                o,
-                "{lto}
-"
-            );
+            let _ = writeln!(o, "{lto}\n");
         }
         if let Some(split) = self.token_length_split() {
             let _ = writeln!(o, "{split}\n");
@@ -574,10 +576,6 @@ impl E2e {
     /// What fat LTO does to the instruction counts and their ratios, if the -lto servers
     /// were counted.
     pub fn lto_note(&self) -> Option<String> {
-        let ratio = |name: &str| {
-            let b = self.instr(codec_for(name))?.per_round_trip();
-            (b > 0.0).then(|| self.instr(name).map(|i| i.per_round_trip() / b))?
-        };
         let codec = self.instr(RMCP_CODEC)?.per_round_trip();
         let codec_lto = self.instr(RMCP_CODEC_LTO)?.per_round_trip();
         let mut text = format!(
@@ -590,7 +588,7 @@ impl E2e {
         );
         for (name, what) in [(MRTR, "hosted server"), (MRTR_BARE, "mrtr-alone server")] {
             let lto = format!("{name}{LTO_SUFFIX}");
-            if let (Some(plain), Some(linked)) = (ratio(name), ratio(&lto)) {
+            if let (Some(plain), Some(linked)) = (self.instr_ratio(name), self.instr_ratio(&lto)) {
                 // Both ratios move with both counts' drift.
                 let verdict = if linked < plain * (1.0 - 2.0 * COUNT_DRIFT) {
                     "narrower"
