@@ -23,7 +23,10 @@ pub mod footprint;
 pub mod gateway;
 pub mod keys;
 pub mod log;
+pub mod mcp;
 pub mod measure;
+#[cfg(machine = "mps2-an386")]
+pub mod net;
 pub mod platform;
 pub mod rejects;
 pub mod replay;
@@ -32,6 +35,7 @@ pub mod rng;
 pub mod stack;
 pub mod text;
 pub mod trng;
+pub mod uart;
 pub mod vectors;
 
 use embedded_hal::delay::DelayNs;

@@ -1,0 +1,1 @@
+//! Streamable HTTP over smoltcp on the board's Ethernet controller. (Being written.)
