@@ -1,5 +1,163 @@
-//! I-JSON checks, a zero-copy validated JSON reader and the RFC 8785 argument digest:
-//! `no_std`, no `alloc`, no `unsafe`. (Skeleton: being written.)
+#![doc = include_str!("../README.md")]
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+
+mod canon;
+mod number;
+mod string;
+mod value;
+mod writer;
+
+use core::fmt;
+
+use sha2::{Digest, Sha256};
+
+pub use canon::canonicalize;
+pub use number::{number_is_exact, write_number};
+pub use string::{name_order, write_string};
+pub use value::{Items, Kind, Members, Value, parse};
+pub use writer::Writer;
+
+/// The deepest nesting [`parse`] and [`canonicalize`] ever follow, whatever
+/// [`Limits::max_depth`] says: the size of their fixed position stack (128 words).
+pub const MAX_DEPTH: usize = 128;
+
+/// Bounds on the text [`parse`] accepts and the values [`canonicalize`] writes. Every bound
+/// exceeded is an [`Error`], never a wrong result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Limits {
+    /// Deepest nesting of arrays and objects (the top-level container is depth 1), at most
+    /// [`MAX_DEPTH`]: [`Error::TooDeep`].
+    pub max_depth: usize,
+    /// Most members in one object: [`Error::TooManyMembers`]. Canonicalization costs
+    /// `O(members²)` per object, so this bounds its time.
+    pub max_members: usize,
+    /// Longest text, in bytes: [`Error::TooLong`].
+    pub max_len: usize,
+}
+
+impl Limits {
+    /// Depth 64 (as `mrtr_std::jcs::MAX_DEPTH`: the argument digest's own bound), 256
+    /// members per object, texts up to `u32::MAX` bytes.
+    pub const DEFAULT: Self = Self {
+        max_depth: 64,
+        max_members: 256,
+        max_len: u32::MAX as usize,
+    };
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// Why a text was refused or a value could not be written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum Error {
+    /// Not JSON (syntax, UTF-8, control characters in strings), or not a single value.
+    NotJson,
+    /// Arrays and objects nested deeper than [`Limits::max_depth`].
+    TooDeep,
+    /// An object with more members than [`Limits::max_members`].
+    TooManyMembers,
+    /// A text longer than [`Limits::max_len`].
+    TooLong,
+    /// An object holds two members with the same name (after unescaping).
+    DuplicateName,
+    /// A number a double does not carry exactly (beyond ±2^53, over-precise, or out of a
+    /// double's range such as `1e400`), or a non-finite double to write.
+    LossyNumber,
+    /// A string escapes half of a surrogate pair: not Unicode text.
+    LoneSurrogate,
+    /// The output buffer is too small.
+    BufferTooSmall,
+    /// The value is not of the kind the call needs (such as unescaping a number).
+    WrongKind,
+}
+
+impl Error {
+    /// A stable snake_case name for logs (the ones both crates have are
+    /// `mrtr_std::ijson::ViolationKind::as_str`'s names).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::NotJson => "not_json",
+            Self::TooDeep => "too_deep",
+            Self::TooManyMembers => "too_many_members",
+            Self::TooLong => "too_long",
+            Self::DuplicateName => "duplicate_name",
+            Self::LossyNumber => "lossy_number",
+            Self::LoneSurrogate => "lone_surrogate",
+            Self::BufferTooSmall => "buffer_too_small",
+            Self::WrongKind => "wrong_kind",
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::NotJson => "not a single JSON value",
+            Self::TooDeep => "nested too deep",
+            Self::TooManyMembers => "object with too many members",
+            Self::TooLong => "text too long",
+            Self::DuplicateName => "duplicate member name",
+            Self::LossyNumber => "number not exactly representable as a double",
+            Self::LoneSurrogate => "string with a lone surrogate",
+            Self::BufferTooSmall => "buffer too small",
+            Self::WrongKind => "value of another kind",
+        })
+    }
+}
+
+impl core::error::Error for Error {}
+
+/// Where canonical or written bytes go: a running hash ([`Sha256`]), a [`Writer`], or
+/// anything else.
+pub trait Sink {
+    /// Takes the next bytes.
+    fn write(&mut self, bytes: &[u8]);
+}
+
+impl Sink for Sha256 {
+    fn write(&mut self, bytes: &[u8]) {
+        self.update(bytes);
+    }
+}
+
+impl<S: Sink + ?Sized> Sink for &mut S {
+    fn write(&mut self, bytes: &[u8]) {
+        (**self).write(bytes);
+    }
+}
+
+/// The argument digest of a call: SHA-256 of the RFC 8785 canonical form of its `arguments`,
+/// where absent and `null` count as `{}` (as `mrtr_std::jcs::args_digest`, byte for byte).
+/// Canonicalized with [`Limits::DEFAULT`] (depth 64 within the arguments, 256 members per
+/// object), straight into the hash: no buffer.
+///
+/// ```
+/// use mrtr_json::{Limits, args_digest, parse};
+///
+/// let empty = args_digest(None)?;
+/// assert_eq!(empty, args_digest(Some(parse(b"null", &Limits::DEFAULT)?))?);
+/// assert_eq!(empty, args_digest(Some(parse(b" { } ", &Limits::DEFAULT)?))?);
+/// let a = args_digest(Some(parse(br#"{"n": 1, "m": [1.50]}"#, &Limits::DEFAULT)?))?;
+/// let b = args_digest(Some(parse(br#"{"m":[1.5],"n":1.0}"#, &Limits::DEFAULT)?))?;
+/// assert_eq!(a, b);
+/// # Ok::<(), mrtr_json::Error>(())
+/// ```
+pub fn args_digest(arguments: Option<Value<'_>>) -> Result<[u8; 32], Error> {
+    let mut hasher = Sha256::new();
+    match arguments {
+        Some(value) if value.kind() != Kind::Null => {
+            canonicalize(value, &mut hasher, &Limits::DEFAULT)?;
+        }
+        _ => hasher.update(b"{}"),
+    }
+    Ok(hasher.finalize().into())
+}

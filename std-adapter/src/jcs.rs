@@ -142,13 +142,23 @@ impl Sink for Sha256 {
     }
 }
 
+/// One of this module's sinks as a [`mrtr_json::Sink`]: strings and numbers are written by
+/// mrtr-json's canonical writers, the ones the no_std digest uses (one canonicalizer).
+struct Json<'s, S>(&'s mut S);
+
+impl<S: Sink> mrtr_json::Sink for Json<'_, S> {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.put(bytes);
+    }
+}
+
 fn write_value<S: Sink>(out: &mut S, value: &Value, depth: usize) -> Result<(), JcsError> {
     match value {
         Value::Null => out.put(b"null"),
         Value::Bool(true) => out.put(b"true"),
         Value::Bool(false) => out.put(b"false"),
         Value::Number(n) => write_number(out, n)?,
-        Value::String(s) => write_string(out, s),
+        Value::String(s) => mrtr_json::write_string(s, &mut Json(out)),
         Value::Array(items) => {
             if depth >= MAX_DEPTH {
                 return Err(JcsError::TooDeep);
@@ -176,50 +186,18 @@ fn write_object<S: Sink>(
         return Err(JcsError::TooDeep);
     }
     let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
-    sorted.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+    sorted.sort_unstable_by(|a, b| mrtr_json::name_order(a.0, b.0));
     out.put(b"{");
     for (i, (name, member)) in sorted.into_iter().enumerate() {
         if i > 0 {
             out.put(b",");
         }
-        write_string(out, name);
+        mrtr_json::write_string(name, &mut Json(out));
         out.put(b":");
         write_value(out, member, depth + 1)?;
     }
     out.put(b"}");
     Ok(())
-}
-
-fn write_string<S: Sink>(out: &mut S, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.put(b"\"");
-    let bytes = s.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let escape: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            0x08 => b"\\b",
-            b'\t' => b"\\t",
-            b'\n' => b"\\n",
-            0x0c => b"\\f",
-            b'\r' => b"\\r",
-            0x00..=0x1f => &[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[(b >> 4) as usize],
-                HEX[(b & 0xf) as usize],
-            ],
-            _ => continue,
-        };
-        out.put(&bytes[start..i]);
-        out.put(escape);
-        start = i + 1;
-    }
-    out.put(&bytes[start..]);
-    out.put(b"\"");
 }
 
 fn write_number<S: Sink>(out: &mut S, n: &Number) -> Result<(), JcsError> {
@@ -239,18 +217,44 @@ fn write_number<S: Sink>(out: &mut S, n: &Number) -> Result<(), JcsError> {
         .as_f64()
         .filter(|x| x.is_finite())
         .ok_or(JcsError::NonFiniteNumber)?;
-    let text = format_es(x);
+    let mut text = Number24::default();
+    mrtr_json::write_number(x, &mut text).map_err(|_| JcsError::NonFiniteNumber)?;
+    let text = text.as_bytes();
     // An integer (u64 or i64) must print as itself; floats are doubles already.
     let exact = match (n.as_u64(), n.as_i64()) {
-        (Some(u), _) => u <= EXACT || text == u.to_string(),
-        (None, Some(i)) => i.unsigned_abs() <= EXACT || text == i.to_string(),
+        (Some(u), _) => u <= EXACT || text == u.to_string().as_bytes(),
+        (None, Some(i)) => i.unsigned_abs() <= EXACT || text == i.to_string().as_bytes(),
         (None, None) => true,
     };
     if !exact {
         return Err(JcsError::LossyNumber);
     }
-    out.put(text.as_bytes());
+    out.put(text);
     Ok(())
+}
+
+/// A number's canonical text, on the stack: ECMAScript prints a double in at most 25 bytes
+/// (`-1.7976931348623157e+308`, `-0.0000033333333333333333`).
+#[derive(Default)]
+struct Number24 {
+    buf: [u8; 32],
+    len: usize,
+}
+
+impl Number24 {
+    fn as_bytes(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or_default()
+    }
+}
+
+impl mrtr_json::Sink for Number24 {
+    fn write(&mut self, bytes: &[u8]) {
+        let end = self.len + bytes.len();
+        if let Some(dst) = self.buf.get_mut(self.len..end) {
+            dst.copy_from_slice(bytes);
+            self.len = end;
+        }
+    }
 }
 
 /// Writes `magnitude` in decimal, after a minus sign when `negative`.
@@ -274,7 +278,8 @@ fn write_integer<S: Sink>(out: &mut S, negative: bool, mut magnitude: u64) {
 }
 
 /// The canonical (ECMAScript `Number::toString`) text of a finite double, as RFC 8785 prints
-/// numbers. Non-finite values have no canonical form and print as `"null"`.
+/// numbers (mrtr-json's [`mrtr_json::write_number`]). Non-finite values have no canonical
+/// form and print as `"null"`.
 ///
 /// ```
 /// use mrtr_std::jcs::format_number;
@@ -283,104 +288,17 @@ fn write_integer<S: Sink>(out: &mut S, negative: bool, mut magnitude: u64) {
 /// assert_eq!(format_number(9007199254740993.0), "9007199254740992");
 /// ```
 pub fn format_number(x: f64) -> String {
-    if x.is_finite() {
-        format_es(x)
-    } else {
-        "null".to_owned()
+    let mut text = Number24::default();
+    match mrtr_json::write_number(x, &mut text) {
+        Ok(()) => String::from_utf8_lossy(text.as_bytes()).into_owned(),
+        Err(_) => "null".to_owned(),
     }
 }
 
-/// ECMAScript `Number::toString(x)` for a finite double (ECMA-262, Number::toString).
+/// ECMAScript `Number::toString(x)` for a finite double.
+#[cfg(test)]
 fn format_es(x: f64) -> String {
-    if x == 0.0 {
-        return "0".to_owned(); // also -0
-    }
-    let sign = if x < 0.0 { "-" } else { "" };
-    let (digits, n) = shortest_digits(x.abs());
-    let k = digits.len() as i32;
-    let body = if k <= n && n <= 21 {
-        format!("{digits}{}", "0".repeat((n - k) as usize))
-    } else if 0 < n && n <= 21 {
-        let (int, frac) = digits.split_at(n as usize);
-        format!("{int}.{frac}")
-    } else if -6 < n && n <= 0 {
-        format!("0.{}{digits}", "0".repeat((-n) as usize))
-    } else {
-        let e = n - 1;
-        let esign = if e < 0 { '-' } else { '+' };
-        let (first, rest) = digits.split_at(1);
-        if rest.is_empty() {
-            format!("{first}e{esign}{}", e.abs())
-        } else {
-            format!("{first}.{rest}e{esign}{}", e.abs())
-        }
-    };
-    format!("{sign}{body}")
-}
-
-/// Splits Rust's `{:e}` output "d.ddde-7" into its digits (no trailing zeros) and `n` such
-/// that the value is `0.digits × 10^n`.
-fn split_sci(sci: &str) -> (String, i32) {
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
-    let mut digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    while digits.len() > 1 && digits.ends_with('0') {
-        digits.pop();
-    }
-    (digits, exp.parse::<i32>().unwrap_or(0) + 1)
-}
-
-/// The digits `s` and exponent `n` ECMAScript prints for a positive finite `x`: the fewest
-/// digits that read back as `x`; of two such, the closer to `x`; of two equally close, the
-/// one with an even last digit.
-fn shortest_digits(x: f64) -> (String, i32) {
-    // Rust's `{:e}` gives the fewest digits that read back as `x`, and the closer of two.
-    let (digits, n) = split_sci(&format!("{x:e}"));
-    // Two candidates are equally close only when `x` is exactly their midpoint: its exact
-    // decimal expansion is the shorter digits plus a final 5. (The cheap 41-digit check
-    // filters; the full expansion, at most 767 significant digits, confirms.)
-    let k = digits.len();
-    let (near, near_n) = split_sci(&format!("{x:.40e}"));
-    if near.len() != k + 1 || !near.ends_with('5') || near_n != n {
-        return (digits, n);
-    }
-    let (exact, _) = split_sci(&format!("{x:.800e}"));
-    if exact != near {
-        return (digits, n);
-    }
-    let lower = exact[..k].to_owned();
-    let Some(upper) = increment(&lower) else {
-        return (digits, n);
-    };
-    let reads_back = |d: &str| format!("0.{d}e{n}").parse::<f64>().ok() == Some(x);
-    let even = |d: &str| {
-        d.bytes()
-            .last()
-            .is_some_and(|b| (b - b'0').is_multiple_of(2))
-    };
-    let (lower_ok, upper_ok) = (reads_back(&lower), reads_back(&upper));
-    let mut pick = match (lower_ok, upper_ok) {
-        (true, true) if even(&lower) => lower,
-        (true, true) => upper,
-        _ => return (digits, n),
-    };
-    while pick.len() > 1 && pick.ends_with('0') {
-        pick.pop();
-    }
-    (pick, n)
-}
-
-/// Adds one to the last digit of a decimal digit string, `None` if that adds a digit.
-fn increment(digits: &str) -> Option<String> {
-    let mut bytes = digits.as_bytes().to_vec();
-    for b in bytes.iter_mut().rev() {
-        if *b == b'9' {
-            *b = b'0';
-        } else {
-            *b += 1;
-            return String::from_utf8(bytes).ok();
-        }
-    }
-    None
+    format_number(x)
 }
 
 #[cfg(test)]
@@ -483,9 +401,13 @@ mod tests {
             }
             let s = format_es(v);
             assert_eq!(s.parse::<f64>().unwrap(), v, "{s} for {x:016x}");
-            let (digits, _) = shortest_digits(v.abs());
-            let (rust, _) = split_sci(&format!("{:e}", v.abs()));
-            assert_eq!(digits.len(), rust.len(), "{x:016x}");
+            // As many significant digits as Rust's shortest round trip.
+            let sig = |t: &str| {
+                let m = t.split(['e', 'E']).next().unwrap_or("");
+                let d: String = m.chars().filter(char::is_ascii_digit).collect();
+                d.trim_matches('0').len()
+            };
+            assert_eq!(sig(&s), sig(&format!("{:e}", v.abs())), "{x:016x}");
         }
     }
 

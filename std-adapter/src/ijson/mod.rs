@@ -32,10 +32,8 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
-use crate::jcs;
-
 /// Deepest nesting [`check`] follows (the whole message; the arguments' own limit for the
-/// digest is [`jcs::MAX_DEPTH`]).
+/// digest is [`crate::jcs::MAX_DEPTH`]).
 pub const MAX_DEPTH: usize = 128;
 
 /// What is wrong with the text.
@@ -160,39 +158,11 @@ pub enum Shape {
 }
 
 /// Whether the JSON number literal `lit` keeps its value through a double: the canonical
-/// (ECMAScript) form of the double it reads as denotes exactly the value written.
+/// (ECMAScript) form of the double it reads as denotes exactly the value written. The test is
+/// [`mrtr_json::number_is_exact`] (the no_std digest's own, with checked exponent
+/// arithmetic); anything that is not a whole JSON number is not exact.
 pub fn number_is_exact(lit: &str) -> bool {
-    // Up to 15 digits, an integer is always exact (2^53 has 16).
-    let digits = lit.strip_prefix('-').unwrap_or(lit);
-    if digits.len() <= 15 && digits.bytes().all(|b| b.is_ascii_digit()) {
-        return true;
-    }
-    match lit.parse::<f64>() {
-        Ok(x) if x.is_finite() => decimal(lit) == decimal(&jcs::format_number(x)),
-        _ => false,
-    }
-}
-
-/// A decimal literal's value as (negative, significant digits, exponent n) with value
-/// `0.digits × 10^n`; zero is `(false, "", 0)`. `None` if the exponent is absurd.
-fn decimal(lit: &str) -> Option<(bool, String, i64)> {
-    let (neg, rest) = match lit.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, lit),
-    };
-    let (mantissa, exp) = match rest.find(['e', 'E']) {
-        Some(i) => (&rest[..i], rest[i + 1..].parse::<i64>().ok()?),
-        None => (rest, 0),
-    };
-    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let all: String = int.chars().chain(frac.chars()).collect();
-    let lead = all.len() - all.trim_start_matches('0').len();
-    let digits = all.trim_matches('0');
-    if digits.is_empty() {
-        return Some((false, String::new(), 0));
-    }
-    let n = i64::try_from(int.len()).ok()? - i64::try_from(lead).ok()? + exp;
-    Some((neg, digits.to_owned(), n))
+    mrtr_json::number_is_exact(lit.as_bytes())
 }
 
 /// The high bit of every byte of a word.
