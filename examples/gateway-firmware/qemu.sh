@@ -90,3 +90,37 @@ fw_decode() {
     fi
     rm -f "$text"
 }
+
+# fw_target_of FAMILY: the target triple of a short family name (serve.sh's FAMILY argument).
+fw_target_of() {
+    case "$1" in
+        m0) echo thumbv6m-none-eabi ;;
+        m3) echo thumbv7m-none-eabi ;;
+        m4f) echo thumbv7em-none-eabihf ;;
+        rv32) echo riscv32imc-unknown-none-elf ;;
+        *) die "unknown family $1 (m0, m3, m4f or rv32)" ;;
+    esac
+}
+
+# fw_build_bin TARGET BIN: builds one binary, release, its output on stderr only (for
+# serve.sh, whose stdout is the MCP channel).
+fw_build_bin() {
+    local target="$1" bin="$2"
+    ensure_cross_toolchain "$target"
+    if [ -n "$CROSS_BUILD_STD" ]; then
+        local var="CARGO_TARGET_$(echo "$target" | tr 'a-z-' 'A-Z_')_LINKER"
+        export "$var=ld.lld-19"
+    fi
+    (cd "$FW_DIR" && cross_cargo build --release --locked --quiet --target "$target" --bin "$bin") >&2 \
+        || die "building $bin for $target failed"
+}
+
+# fw_serve_qemu TARGET ELF CONFIG: the QEMU command line of a serving gateway, without its
+# serial port and network: no -icount (the tick clock follows real time), semihosting on
+# (its console, which carries the defmt frames, is QEMU's stdout), the config file's path as
+# the second semihosting argument.
+fw_serve_qemu() {
+    local target="$1" elf="$2" config="$3"
+    echo "$(fw_machine "$target") -display none -monitor none" \
+        "-semihosting-config enable=on,target=native,arg=gateway,arg=$config -kernel $elf"
+}

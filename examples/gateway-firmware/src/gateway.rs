@@ -63,3 +63,42 @@ where
         .resume(token, binding, args, buf)
         .map_err(|r| GatewayError::Rejected(r.reason()))
 }
+
+/// Runs every resume check but the replay record, once the time is known: the request's
+/// own checks (its arguments, the capabilities it declared) run next, and only then is the
+/// token spent with [`spend`], so a request refused for its own fault does not burn it.
+pub fn verify<'b, C, M, R, const A: usize, const N: usize>(
+    engine: &Engine<'_, C, M, R, A>,
+    token: &str,
+    binding: &Binding<'_>,
+    args: &ArgsDigest,
+    buf: &'b mut TokenBuf<N>,
+) -> Result<Resumed<'b>, GatewayError>
+where
+    C: Cipher,
+    M: Monotonic,
+    R: ReplayCache,
+{
+    engine.clock().now().ok_or(GatewayError::TimeUnknown)?;
+    engine
+        .verify(token, binding, args, buf)
+        .map_err(|r| GatewayError::Rejected(r.reason()))
+}
+
+/// Records a verified token in the engine's replay cache: single use. A token already
+/// spent, or a full cache, is refused.
+pub fn spend<C, M, R, const A: usize>(
+    engine: &Engine<'_, C, M, R, A>,
+    resumed: &Resumed<'_>,
+) -> Result<(), GatewayError>
+where
+    C: Cipher,
+    M: Monotonic,
+    R: ReplayCache,
+{
+    let now = engine.clock().now().ok_or(GatewayError::TimeUnknown)?;
+    engine
+        .replay_cache()
+        .check_and_record(&resumed.token_id(), resumed.expires_at_ms(), now)
+        .map_err(|e| GatewayError::Rejected(engine.replay_rejection(e).reason()))
+}

@@ -18,6 +18,8 @@ pub mod arch;
 pub mod board;
 pub mod chain;
 pub mod clock;
+pub mod config;
+pub mod digest;
 pub mod expiry;
 pub mod footprint;
 pub mod gateway;
@@ -32,6 +34,7 @@ pub mod rejects;
 pub mod replay;
 pub mod report;
 pub mod rng;
+pub mod serve;
 pub mod stack;
 pub mod text;
 pub mod trng;
@@ -194,6 +197,7 @@ pub fn run<C: Cipher>(golden: &vectors::Golden) -> ! {
     rejects::run::<C>(&mut report, &mut rng);
     replay::run::<C>(&mut report, &mut rng);
     expiry::run::<C>(&mut report, &mut rng, &mut TickDelay);
+    digest::check(&mut report, &mut timer);
     measure::run::<C>(&mut report, &mut rng, &mut timer);
     defmt::println!(
         "   measure: whole_run_stack={=usize}",
