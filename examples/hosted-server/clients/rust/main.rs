@@ -4,9 +4,12 @@
 //!   through all their rounds (the SDK drives the retries), each checked; exits non-zero on
 //!   any failure.
 //! * `mrtr-rmcp-client demo --url URL`: drives `book_table` round by round and prints each.
+//! * `mrtr-rmcp-client gateway-stdio -- COMMAND ARGS...` / `gateway-http --url URL`: the
+//!   gateway firmware's checks (`gateway.rs`), over stdio (a child process) or HTTP.
 
 mod answers;
 mod demo;
+mod gateway;
 mod peer;
 
 use anyhow::Context;
@@ -42,6 +45,21 @@ enum Mode {
         #[arg(long, default_value = "alice-token")]
         token: String,
     },
+    /// The gateway firmware's checks over stdio: starts COMMAND as a child process.
+    GatewayStdio {
+        /// The command that starts the gateway on stdin/stdout, and its arguments.
+        #[arg(required = true, last = true)]
+        command: Vec<String>,
+    },
+    /// The gateway firmware's checks over Streamable HTTP.
+    GatewayHttp {
+        /// The gateway's MCP endpoint.
+        #[arg(long)]
+        url: String,
+        /// Bearer token.
+        #[arg(long, default_value = "gateway-demo-token")]
+        token: String,
+    },
 }
 
 /// Connects with `server/discover` at 2026-07-28, answering elicitations from `answers`.
@@ -69,5 +87,9 @@ async fn main() -> anyhow::Result<()> {
     match Args::parse().mode {
         Mode::Peer { url } => peer::run(&url).await,
         Mode::Demo { url, token } => demo::run(&url, &token).await,
+        Mode::GatewayStdio { command } => gateway::run(gateway::Target::Stdio(command)).await,
+        Mode::GatewayHttp { url, token } => {
+            gateway::run(gateway::Target::Http { url, token }).await
+        }
     }
 }
