@@ -10,16 +10,20 @@
 //! run with a failure exit status: the gateway never serves half-configured.
 //!
 //! The buffers (request line, response, token buffers) are one [`Buffers`] in a `static`,
-//! handed over once by the binary's entry point ([`serve_stdio!`](crate::serve_stdio)).
+//! and the server (its engine, key ring and DRBG) is built into a [`Slot`] in another, both
+//! handed over once by the binary's entry point ([`serve_stdio!`](crate::serve_stdio)): none
+//! of them lives on a stack frame (on the micro:bit, 16 KiB of RAM in all, the stack has
+//! room for one request's work and the boot's, not for the server besides).
 
 mod host;
+pub mod measure;
 
 use mrtr_core::Principal;
 use mrtr_core::cipher::Cipher;
 
 use crate::clock::CLOCK;
 use crate::config::{Config, KeyEntry};
-use crate::mcp::{self, KeySpec, Scratch, Server, Settings};
+use crate::mcp::{self, KeySpec, Scratch, Server, Settings, Slot};
 use crate::uart::{Line, LineReader, Serial, Uart};
 use crate::{arch, board};
 
@@ -63,18 +67,17 @@ impl Default for Buffers {
     }
 }
 
-/// Boots and serves MCP stdio over the UART, forever.
-pub fn stdio<C: Cipher>(buffers: &'static mut Buffers) -> ! {
+/// Boots and serves MCP stdio over the UART, forever: the server is built into `slot`.
+pub fn stdio<C: Cipher>(buffers: &'static mut Buffers, slot: &'static mut Slot<C>) -> ! {
     crate::stack::paint_all();
-    let _timer = arch::Timer::start();
+    let _timer = measure::arm(arch::Timer::start());
     let Buffers {
         line,
         response,
         scratch,
     } = buffers;
-    // Built in place by `boot`: the engine is never moved.
-    let mut slot = None;
-    let ok = boot::<C>(line, scratch, &mut slot);
+    // Built into the static slot by `boot`: the engine is never moved.
+    let ok = boot::<C>(line, scratch, slot);
     let Some(server) = slot.as_mut().filter(|_| ok) else {
         defmt::error!("the gateway does not start: fix the configuration above");
         arch::exit(false)
@@ -94,20 +97,24 @@ pub fn stdio<C: Cipher>(buffers: &'static mut Buffers) -> ! {
             peak = deepest;
             defmt::println!("stack peak so far: {=usize} B", peak);
         }
-        let reply = match lines.next(&mut uart, line) {
-            Line::Complete(n) => {
-                let request = line.get(..n).unwrap_or_default();
-                server.handle(request, Principal::Anonymous, response)
+        let got = lines.next(&mut uart, line);
+        // One request answered and written (measured whole with the `measure` feature).
+        measure::stdio(line, got, || {
+            let reply = match got {
+                Line::Complete(n) => {
+                    let request = line.get(..n).unwrap_or_default();
+                    server.handle(request, Principal::Anonymous, response)
+                }
+                Line::TooLong => {
+                    defmt::warn!("a request line longer than {=usize} B was discarded", LINE);
+                    mcp::too_long(line, response)
+                }
+            };
+            if let Some(bytes) = response.get(..reply.len).filter(|b| !b.is_empty()) {
+                uart.write_all(bytes);
+                uart.write_byte(b'\n');
             }
-            Line::TooLong => {
-                defmt::warn!("a request line longer than {=usize} B was discarded", LINE);
-                mcp::too_long(line, response)
-            }
-        };
-        if let Some(bytes) = response.get(..reply.len).filter(|b| !b.is_empty()) {
-            uart.write_all(bytes);
-            uart.write_byte(b'\n');
-        }
+        });
     }
 }
 
@@ -120,10 +127,24 @@ pub fn boot<'s, C: Cipher>(
     scratch: &'s mut Scratch,
     slot: &mut Option<Server<'s, C>>,
 ) -> bool {
+    boot_with::<C>(text, scratch, slot, |_| {})
+}
+
+/// Like [`boot`], and shows the parsed configuration to `inspect` once the server has
+/// started, before the file's text is wiped: a transport copies what it needs out of it
+/// (the HTTP one, the `token=` lines and a seed for its TCP/IP stack). `inspect` is not
+/// called when the configuration is refused.
+#[inline(never)]
+pub fn boot_with<'s, C: Cipher>(
+    text: &mut [u8],
+    scratch: &'s mut Scratch,
+    slot: &mut Option<Server<'s, C>>,
+    inspect: impl FnOnce(&Config<'_>),
+) -> bool {
     defmt::println!("mrtr gateway on {=str}", board::FAMILY);
     let ok = read_config(text)
         .and_then(|len| text.get(..len))
-        .is_some_and(|text| configure::<C>(text, scratch, slot));
+        .is_some_and(|text| configure::<C>(text, scratch, slot, inspect));
     text.fill(0);
     ok
 }
@@ -152,13 +173,36 @@ pub fn read_config(text: &mut [u8]) -> Option<usize> {
     }
 }
 
-/// Parses the configuration and starts the server into `slot`.
+/// Parses the configuration, starts the server into `slot`, and shows the configuration
+/// to `inspect` if it started.
 #[inline(never)]
 fn configure<'s, C: Cipher>(
     text: &[u8],
     scratch: &'s mut Scratch,
     slot: &mut Option<Server<'s, C>>,
+    inspect: impl FnOnce(&Config<'_>),
 ) -> bool {
+    let Some(config) = parse(text) else {
+        return false;
+    };
+    if !start::<C>(&config, scratch, slot) {
+        return false;
+    }
+    show(inspect, &config);
+    true
+}
+
+/// Runs `inspect` on `config` in a frame of its own: inlined into [`configure`], its
+/// working memory would sit under the server's construction, which runs before it.
+#[inline(never)]
+fn show(inspect: impl FnOnce(&Config<'_>), config: &Config<'_>) {
+    inspect(config);
+}
+
+/// Parses the configuration (problems logged), in a frame of its own: the parser's working
+/// memory is gone before the server is built.
+#[inline(never)]
+fn parse(text: &[u8]) -> Option<Config<'_>> {
     Config::parse(text, |p| {
         if p.line == 0 {
             defmt::error!("config: {=str}", p.what);
@@ -166,7 +210,6 @@ fn configure<'s, C: Cipher>(
             defmt::error!("config line {=usize}: {=str}", p.line, p.what);
         }
     })
-    .is_some_and(|config| start::<C>(&config, scratch, slot))
 }
 
 /// Learns the time from the host, seeds the DRBG and builds the server for `config` into
@@ -248,12 +291,16 @@ fn seed(config: &Config<'_>) -> Option<[u8; 32]> {
 }
 
 /// The body of a stdio gateway binary for cipher `$cipher`: the entry point handing the
-/// static [`Buffers`] to [`stdio`], the tick handler, and a panic handler that logs and
-/// exits.
+/// static [`Buffers`] and server [`Slot`] to [`stdio`], the tick handler, and a panic
+/// handler that logs and exits.
 #[macro_export]
 macro_rules! serve_stdio {
     ($cipher:ty) => {
         static mut BUFFERS: $crate::serve::Buffers = $crate::serve::Buffers::new();
+        // Uninitialised until `slot()` writes `None`: `.bss`, not `.data` (`None` is not
+        // all zero bits), so no flash image of it and no copy at reset.
+        static mut SLOT: core::mem::MaybeUninit<$crate::mcp::Slot<$cipher>> =
+            core::mem::MaybeUninit::uninit();
 
         /// The buffers, taken once.
         fn buffers() -> &'static mut $crate::serve::Buffers {
@@ -262,10 +309,17 @@ macro_rules! serve_stdio {
             unsafe { &mut *core::ptr::addr_of_mut!(BUFFERS) }
         }
 
+        /// The server's slot, taken once.
+        fn slot() -> &'static mut $crate::mcp::Slot<$cipher> {
+            // SAFETY: called once, by `main` before anything else runs; no other code names
+            // SLOT, so this is the only reference ever made to it (`write` initialises it).
+            unsafe { (*core::ptr::addr_of_mut!(SLOT)).write(None) }
+        }
+
         #[cfg(target_arch = "arm")]
         #[cortex_m_rt::entry]
         fn main() -> ! {
-            $crate::serve::stdio::<$cipher>(buffers())
+            $crate::serve::stdio::<$cipher>(buffers(), slot())
         }
 
         #[cfg(target_arch = "arm")]
@@ -277,7 +331,7 @@ macro_rules! serve_stdio {
         #[cfg(target_arch = "riscv32")]
         #[riscv_rt::entry]
         fn main() -> ! {
-            $crate::serve::stdio::<$cipher>(buffers())
+            $crate::serve::stdio::<$cipher>(buffers(), slot())
         }
 
         #[cfg(target_arch = "riscv32")]

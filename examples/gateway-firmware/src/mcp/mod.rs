@@ -31,7 +31,7 @@ pub mod tools;
 use chacha20::ChaCha20Rng;
 use mrtr_core::binding::AadLimits;
 use mrtr_core::cipher::Cipher;
-use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
+use mrtr_core::key::{Key, KeyError, KeyId, KeyRing, SecretKey};
 use mrtr_core::replay::SharedReplaySet;
 use mrtr_core::{Binding, ConfigError, Mrtr, Principal, Reason, Round};
 use mrtr_json::{Kind, Value, Writer};
@@ -159,14 +159,24 @@ pub enum InitError {
     Config(ConfigError),
 }
 
+/// Where a server lives for the whole run: a `static` of the binary (`.bss`), handed out once
+/// by its entry point ([`serve_stdio!`](crate::serve_stdio), `gateway_http!`), never a stack
+/// frame. [`Server::init`] fills it.
+pub type Slot<C> = Option<Server<'static, C>>;
+
 impl<'s, C: Cipher> Server<'s, C> {
     /// Builds a server into `slot`: sealing with `current`, still opening with `previous`,
     /// its DRBG seeded with `seed`. The wall clock must be known ([`CLOCK`]).
     ///
-    /// The server is built where it will live (a caller's `Option`, in a long-lived frame or
-    /// a `static`) and not returned by value: the engine holds the ciphers' key schedules
-    /// (over a kilobyte with AES on a Cortex-M0), and every move would cost a copy's worth
-    /// of stack.
+    /// The server is built where it will live (a [`Slot`]: a `static`) and not returned by
+    /// value: the engine holds the ciphers' key schedules (544 bytes per AES-256-GCM key on a
+    /// Cortex-M0, two keys during a rotation), and every move costs a copy's worth of stack.
+    /// mrtr-core's key ring and builder take and return their parts by value, so the steps
+    /// run in frames of their own, each gone before the next starts: this frame holds only
+    /// the ring, made one key at a time (`first_key`, `add_key`: a key's schedule and
+    /// its copies live in their frames), then `install` builds the engine over it and
+    /// moves the server into `slot`. Nothing large is moved out of a `Result` (one more copy
+    /// each time): key ids are checked first, so making a key cannot fail.
     #[inline(never)]
     pub fn init(
         slot: &mut Option<Self>,
@@ -176,30 +186,12 @@ impl<'s, C: Cipher> Server<'s, C> {
         seed: [u8; 32],
         scratch: &'s mut Scratch,
     ) -> Result<(), InitError> {
-        let key = |k: KeySpec<'_>| {
-            KeyId::new(k.id)
-                .map(|id| Key::new(id, SecretKey::from_bytes(*k.secret)))
-                .map_err(InitError::Key)
-        };
-        let mut ring = KeyRing::<C, 2>::new(key(current)?);
+        let id = |k: &KeySpec<'_>| KeyId::new(k.id).map_err(InitError::Key);
+        let mut ring = first_key::<C>(id(&current)?, current.secret);
         if let Some(previous) = previous {
-            ring.add_previous(key(previous)?).map_err(InitError::Key)?;
+            add_key(&mut ring, id(&previous)?, previous.secret).map_err(InitError::Key)?;
         }
-        let engine = Mrtr::builder(ring, &CLOCK)
-            .aad_capacity::<AAD>()
-            .ttl_ms(settings.ttl_ms)
-            .max_rounds(settings.max_rounds)
-            .replay_cache(&SPENT)
-            .audience(settings.audience)
-            .build()
-            .map_err(InitError::Config)?;
-        *slot = Some(Self {
-            engine,
-            rng: ChaCha20Rng::from_seed(seed),
-            outputs: pwm::Outputs::new(),
-            scratch,
-        });
-        Ok(())
+        install(slot, ring, settings, seed, scratch)
     }
 
     /// The outputs' duty cycles, in percent.
@@ -403,6 +395,51 @@ impl<'s, C: Cipher> Server<'s, C> {
             None => conformance::prompt(&call, &mut ctx),
         }
     }
+}
+
+/// A ring of the one key `id`: the key's schedule and its moves into the ring are in this
+/// frame, gone once the ring is returned.
+#[inline(never)]
+fn first_key<C: Cipher>(id: KeyId, secret: &[u8; 32]) -> KeyRing<C, 2> {
+    KeyRing::new(Key::new(id, SecretKey::from_bytes(*secret)))
+}
+
+/// Adds the key `id` to `ring`, as a previous (opening only) key: like `first_key`, its
+/// copies are in this frame.
+#[inline(never)]
+fn add_key<C: Cipher>(
+    ring: &mut KeyRing<C, 2>,
+    id: KeyId,
+    secret: &[u8; 32],
+) -> Result<(), KeyError> {
+    ring.add_previous(Key::new(id, SecretKey::from_bytes(*secret)))
+}
+
+/// Builds the engine over `ring` and installs the server into `slot`: the builder's moves
+/// of the ring happen in this frame, gone once the server is in its slot.
+#[inline(never)]
+fn install<'s, C: Cipher>(
+    slot: &mut Option<Server<'s, C>>,
+    ring: KeyRing<C, 2>,
+    settings: &Settings<'_>,
+    seed: [u8; 32],
+    scratch: &'s mut Scratch,
+) -> Result<(), InitError> {
+    let engine = Mrtr::builder(ring, &CLOCK)
+        .aad_capacity::<AAD>()
+        .ttl_ms(settings.ttl_ms)
+        .max_rounds(settings.max_rounds)
+        .replay_cache(&SPENT)
+        .audience(settings.audience)
+        .build()
+        .map_err(InitError::Config)?;
+    *slot = Some(Server {
+        engine,
+        rng: ChaCha20Rng::from_seed(seed),
+        outputs: pwm::Outputs::new(),
+        scratch,
+    });
+    Ok(())
 }
 
 /// Writes the `server/discover` result.

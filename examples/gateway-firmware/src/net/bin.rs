@@ -6,10 +6,19 @@
 
 macro_rules! gateway_http {
     ($cipher:ty) => {
+        /// The server, built at boot into this static (never on a stack frame); `.bss` until
+        /// `main` writes `None` into it.
+        #[cfg(machine = "mps2-an386")]
+        static mut SLOT: core::mem::MaybeUninit<gateway_firmware::mcp::Slot<$cipher>> =
+            core::mem::MaybeUninit::uninit();
+
         #[cfg(machine = "mps2-an386")]
         #[cortex_m_rt::entry]
         fn main() -> ! {
-            gateway_firmware::net::gateway::<$cipher>()
+            // SAFETY: `main` runs once and is the only code naming SLOT, so this is the only
+            // reference ever made to it (`write` initialises it).
+            let slot = unsafe { (*core::ptr::addr_of_mut!(SLOT)).write(None) };
+            gateway_firmware::net::gateway::<$cipher>(slot)
         }
 
         #[cfg(machine = "mps2-an386")]

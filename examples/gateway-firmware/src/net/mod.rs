@@ -57,7 +57,7 @@ use self::device::{BACKLOG, Backlog, SYN_FRAME};
 use self::http::MAX_REQUEST;
 pub use self::server::{Answer, Endpoint};
 use self::server::{MAX_RESPONSE_BODY, Memory, SOCKETS, TX_BUFFER};
-use crate::mcp::{Scratch, Server};
+use crate::mcp::{Scratch, Server, Slot};
 use crate::{arch, stack};
 
 /// The gateway's address (QEMU user networking's default guest address).
@@ -153,9 +153,10 @@ fn serve<E: Endpoint>(
 
 /// Boots the gateway (configuration, clock, keys: [`crate::serve::boot`]) and serves MCP
 /// over Streamable HTTP for ever; logs why and ends the run with a failure if it cannot.
-pub fn gateway<C: Cipher>() -> ! {
+/// The server is built into `slot`, the binary's `static` (see [`Slot`]).
+pub fn gateway<C: Cipher>(slot: &'static mut Slot<C>) -> ! {
     stack::paint_all();
-    let _timer = arch::Timer::start();
+    let _timer = crate::serve::measure::arm(arch::Timer::start());
     let (Some(memory), Some(scratch), Some(bearers)) = (
         memory(),
         cortex_m::singleton!(: Scratch = Scratch::new()),
@@ -165,10 +166,20 @@ pub fn gateway<C: Cipher>() -> ! {
         arch::exit(false)
     };
     // The request scratch buffer holds the configuration file's text during boot (which
-    // wipes it).
-    // Built in place by `boot` (the engine is never moved).
-    let mut slot = None;
-    let ok = crate::serve::boot::<C>(&mut memory.request[..], scratch, &mut slot);
+    // wipes it): the credentials and the stack's seed are copied out of it first.
+    // Built into the static slot by `boot_with` (the engine is never moved).
+    let mut seed = 0;
+    let ok = crate::serve::boot_with::<C>(&mut memory.request[..], scratch, slot, |c| {
+        let taken = bearers.load(c.tokens());
+        if taken < c.tokens().count() {
+            defmt::warn!(
+                "HTTP: {=usize} of {=usize} token= line(s) unusable (a field empty or too long): left out",
+                c.tokens().count() - taken,
+                c.tokens().count()
+            );
+        }
+        seed = stack_seed(&c.seed);
+    });
     let Some(server) = slot.as_mut().filter(|_| ok) else {
         defmt::error!("the gateway does not start: fix the configuration above");
         arch::exit(false)
@@ -182,7 +193,6 @@ pub fn gateway<C: Cipher>() -> ! {
             DEMO_BEARER
         );
     }
-    let seed = arch::uptime_ms() ^ 0x6d72_7472_2d67_7721;
     let hw = match lan9118::Lan9118::take() {
         Ok(hw) => hw,
         Err(e) => {
@@ -203,6 +213,19 @@ impl<C: Cipher> Endpoint for Server<'_, C> {
             len: reply.len,
         }
     }
+}
+
+/// The ChaCha20 stream of the configuration's seed that seeds smoltcp (its initial sequence
+/// numbers and ephemeral ports): the MCP server's DRBG draws stream 0 of the same seed, so
+/// what smoltcp shows on the wire tells nothing about the bytes nonces and token ids come from.
+const STACK_STREAM: u64 = u64::from_be_bytes(*b"smoltcp!");
+
+/// smoltcp's random seed for this boot, from the configuration's (fresh per boot) DRBG seed.
+fn stack_seed(seed: &[u8; 32]) -> u64 {
+    use rand_core::{Rng, SeedableRng};
+    let mut rng = chacha20::ChaCha20Rng::from_seed(*seed);
+    rng.set_stream(STACK_STREAM);
+    rng.next_u64()
 }
 
 /// The server's buffers, handed out once (`cortex_m::singleton!`: statics, not stack).

@@ -348,18 +348,21 @@ impl<'e, E: Endpoint> Server<'e, E> {
                 keep_alive,
             } => {
                 self.stats.calls += 1;
-                let answer = self.endpoint.handle(body, caller, &mut self.response[..]);
-                let (status, len) = match answer {
-                    Answer { len: 0, .. } => (202, 0),
-                    Answer { status, len } if len <= MAX_RESPONSE_BODY => (status, len),
-                    _ => (500, 0),
-                };
-                let response = Response {
-                    status,
-                    body: self.response.get(..len).unwrap_or_default(),
-                    consumed: keep_alive.then_some(consumed),
-                };
-                finish(socket, slot, now_ms, &response);
+                // Answered and queued (measured whole with the `measure` feature).
+                crate::serve::measure::http(body, || {
+                    let answer = self.endpoint.handle(body, caller, &mut self.response[..]);
+                    let (status, len) = match answer {
+                        Answer { len: 0, .. } => (202, 0),
+                        Answer { status, len } if len <= MAX_RESPONSE_BODY => (status, len),
+                        _ => (500, 0),
+                    };
+                    let response = Response {
+                        status,
+                        body: self.response.get(..len).unwrap_or_default(),
+                        consumed: keep_alive.then_some(consumed),
+                    };
+                    finish(socket, slot, now_ms, &response);
+                });
                 true
             }
         }
