@@ -5,15 +5,17 @@ and decodes its defmt log first:
 
     python3 report.py TARGET_DIR LOG_DIR OUT.md
 
-LOG_DIR holds versions.txt and TARGET/BIN.log (defmt-print's text). Fails (non-zero exit)
-when a log lacks its measurements or its passing verdict, or when an allocator symbol is
-linked into any binary.
+LOG_DIR holds versions.txt and TARGET/BIN.log (defmt-print's text), and TARGET/measure/ the
+served gateways' sessions (see report_served.py). Fails (non-zero exit) when a log lacks its
+measurements or its passing verdict, or when an allocator symbol is linked into any binary.
 """
 
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+import report_served
 
 # (target, QEMU machine, family, RAM of the machine in bytes, what the machine is)
 TARGETS = [
@@ -66,8 +68,9 @@ def allocator_symbols(elf):
     return [l for l in run("llvm-nm", str(elf)).splitlines() if ALLOCATOR_SYMBOLS.search(l)]
 
 
-def frames(elf, limit):
-    """Largest fixed stack frames of functions outside the firmware crate, from each
+def frames(elf, limit, ours=False):
+    """Largest fixed stack frames of functions outside the firmware crate (inside it too if
+    `ours`), from each
     function's prologue: Arm `push` + `sub sp, #n`; RISC-V `addi sp, sp, -n` (one or two) or
     `lui` + `addi` + `sub sp, sp, reg`."""
     found = {}
@@ -106,7 +109,7 @@ def frames(elf, limit):
         found[name] = size
     # One entry per symbol: each instantiation of a generic function is its own.
     named = [(demangle(re.sub(r"::h[0-9a-f]{16}$", "", n)), v) for n, v in found.items()]
-    named = [(n, v) for n, v in named if not n.startswith(("gateway_firmware", "footprint_"))]
+    named = [(n, v) for n, v in named if ours or not n.startswith(("gateway_firmware", "footprint_"))]
     return sorted(named, key=lambda kv: -kv[1])[:limit]
 
 
@@ -225,7 +228,8 @@ def main():
 
     allocators = []
     for t, *_ in TARGETS:
-        for b in [b for b, _ in BACKENDS] + [footprint(b) for b, _ in BACKENDS] + ["footprint-baseline"]:
+        served = [b for _, _, b in report_served.served(t)]
+        for b in [b for b, _ in BACKENDS] + [footprint(b) for b, _ in BACKENDS] + ["footprint-baseline"] + served:
             allocators += [f"{t}/{b}: {s}" for s in allocator_symbols(elf(t, b))]
     if allocators:
         sys.exit("allocator symbols linked:\n" + "\n".join(allocators))
@@ -354,6 +358,12 @@ def main():
     w("in `.rodata`, the example DRBG and the defmt log strings' indices (the strings themselves")
     w("stay in the ELF's `.defmt` section, which is not loaded).")
     w("")
+
+    report_served.section(w, {
+        "target_dir": target_dir, "log_dir": log_dir, "targets": TARGETS, "logs": logs,
+        "flash_ram": flash_ram, "kib": kib, "goal": goal,
+        "all_frames": lambda e: frames(e, None, ours=True),
+    })
 
     w("## Stack and cost, in detail (256-byte continuation)")
     w("")
