@@ -13,6 +13,7 @@ SUITES=(
     15-spec           # docs/token-format.md and golden vectors checked by independent Python
     20-nostd-build    # core + backends build without alloc for Cortex-M4F, Cortex-M0 (no CAS) and RISC-V rv32imc (no atomics)
     30-firmware-qemu  # gateway firmware checks under QEMU per backend: Cortex-M0 (micro:bit), M3, M4F, RISC-V rv32imc; defmt log decoded and checked
+    35-gateway        # the gateway firmware as an MCP server under QEMU: stdio on four families, Streamable HTTP on M4F, real clients, conformance MRTR, a fleet with a hosted node
     50-fuzz           # cargo-fuzz targets, 30 s each from the committed seeds; any crash fails
     60-peers          # hosted MCP server vs Python/TypeScript/rmcp clients, wire negatives, 2 nodes + Redis, conformance MRTR
 )

@@ -6,7 +6,8 @@
 #    client (TokioChildProcess), MCP Inspector's CLI, and raw JSON lines from Python (tampered,
 #    truncated, replayed and cross-tool tokens, altered arguments, the round cap, bad input);
 #  * Streamable HTTP on m4f (smoltcp; QEMU forwards one loopback port): the Python SDK, the
-#    TypeScript client 2.x, rmcp's HTTP client, the conformance suite's MRTR scenarios (minus
+#    TypeScript client 2.x, rmcp's HTTP client, the conformance suite's MRTR scenarios (through a
+#    loopback forward adding the bearer credential the suite cannot send; minus
 #    those the gateway declares unservable), raw-HTTP negative cases (tamper, truncation,
 #    cross-target, altered arguments, replay, round cap, 16 racing retries, 401) and bad input;
 #  * one fleet: a hosted node and the gateway with the same key and audience open each other's
@@ -75,20 +76,18 @@ done
 log "cargo build -p mrtr-hosted-server (mrtr-hosted-server, mrtr-rmcp-client)"
 cargo build --locked -p mrtr-hosted-server || die "build of the hosted server and rmcp client failed"
 
-# The firmware for each family: serve.sh builds what it needs on its first run; build it here,
-# where a failure names itself, not inside a client's connect timeout. (A subshell: qemu.sh
-# sets CARGO_TARGET_DIR for the firmware.)
+# The firmware for each family (serve.sh's build mode: the stdio binary, on m4f also the HTTP
+# one, plus defmt-print): built here, where a failure names itself, not inside a client's
+# connect timeout.
 GW_AEAD="${GATEWAY_AEAD:-aes-gcm}"
-export GATEWAY_AEAD="$GW_AEAD"
+export GATEWAY_AEAD="$GW_AEAD" FW_TARGET_DIR="${FW_TARGET_DIR:-$GW/target}"
 for fam in "${FAMILIES[@]}"; do
-    bins=("gateway-stdio-$GW_AEAD"); [ "$fam" = m4f ] && bins+=("gateway-http-$GW_AEAD")
-    for b in "${bins[@]}"; do
-        log "building the gateway for $fam: $b"
-        ( . "$GW/qemu.sh" && ensure_defmt_print && fw_build_bin "$(fw_target_of "$fam")" "$b" ) \
-            >"$RUN/build-$fam-$b.log" 2>&1 \
-            || { tail -40 "$RUN/build-$fam-$b.log" >&2; die "cannot build $b for $fam"; }
-    done
+    log "building the gateway for $fam ($GW_AEAD)"
+    bash "$SERVE" "$fam" build >"$RUN/build-$fam.log" 2>&1 \
+        || { tail -40 "$RUN/build-$fam.log" >&2; die "cannot build the gateway for $fam"; }
 done
+# From here on every serve.sh runs what was just built (no cargo inside a client's timeout).
+export GATEWAY_NO_BUILD=1
 
 # --- processes -----------------------------------------------------------------------------
 PIDS=()
@@ -133,13 +132,14 @@ start_gateway_http() {
         setsid bash "$SERVE" m4f http "$port" >"$RUN/$name.out" 2>"$RUN/$name.log" &
     GW_PID="$!"; PIDS+=("$GW_PID")
     GW_URL="http://127.0.0.1:$port/mcp"
-    local i
-    for i in $(seq 600); do
-        kill -0 "$GW_PID" 2>/dev/null || { tail -40 "$RUN/$name.log" >&2; die "the HTTP gateway $name exited while starting"; }
-        discover "$GW_URL" "$GW_TOKEN" && break
+    # Bounded in time, not in tries: each try may wait up to 5 s for an answer.
+    local deadline=$((SECONDS + ${MRTR_GW_START_TIMEOUT:-180})) up=0
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        kill -0 "$GW_PID" 2>/dev/null || { tail -40 "$RUN/$name.log" "$RUN/$name.defmt.log" >&2; die "the HTTP gateway $name exited while starting"; }
+        if discover "$GW_URL" "$GW_TOKEN"; then up=1; break; fi
         sleep 0.5
     done
-    discover "$GW_URL" "$GW_TOKEN" || { tail -40 "$RUN/$name.log" >&2; die "the HTTP gateway $name does not answer at $GW_URL"; }
+    [ "$up" = 1 ] || { tail -40 "$RUN/$name.log" "$RUN/$name.defmt.log" >&2; die "the HTTP gateway $name does not answer at $GW_URL"; }
     log "gateway $name (m4f, HTTP): $GW_URL"
 }
 
@@ -161,12 +161,37 @@ start_hosted() {
     log "hosted node $name: $URL"
 }
 
+# start_forward NAME UPSTREAM TOKEN: a loopback forward adding `Authorization: Bearer TOKEN`
+# (clients/python/bearer_forward.py) for clients that send no credential (the conformance
+# suite's server scenarios); the gateway itself keeps refusing them with 401. Sets URL.
+start_forward() {
+    local name="$1" upstream="$2" token="$3"
+    local addr="$RUN/$name.addr" path="${2#http://*/}"
+    "$PY" "$CLIENTS/python/bearer_forward.py" "$upstream" "$token" "$addr" \
+        >"$RUN/$name.out" 2>"$RUN/$name.log" &
+    PIDS+=("$!")
+    local i
+    for i in $(seq 100); do
+        [ -s "$addr" ] && break
+        kill -0 "$!" 2>/dev/null || { cat "$RUN/$name.log" >&2; die "the bearer forward $name exited"; }
+        sleep 0.1
+    done
+    [ -s "$addr" ] || die "the bearer forward $name did not start listening"
+    URL="http://$(cat "$addr")/$path"
+    discover "$URL" "" || { tail -20 "$RUN/$name.log" >&2; die "the gateway does not answer through the forward $name ($URL)"; }
+    log "bearer forward $name: $URL -> $upstream"
+}
+
 start_gateway_http gw-http
-# The hosted server's name for the gateway's AEAD.
+start_forward conformance-forward "$GW_URL" "$GW_TOKEN"; CONFORMANCE_URL="$URL"
+# The hosted server's name (--cipher) for the gateway's AEAD: the same algorithm, or the
+# fleet's tokens could not open across nodes.
 case "$GW_AEAD" in
     aes-gcm) GW_CIPHER=aes-256-gcm ;;
     aes-gcm-siv) GW_CIPHER=aes-256-gcm-siv ;;
-    *) GW_CIPHER="$GW_AEAD" ;;
+    chacha20poly1305) GW_CIPHER=chacha20-poly1305 ;;
+    xchacha20poly1305) GW_CIPHER=xchacha20-poly1305 ;;
+    *) die "no hosted-server cipher for GATEWAY_AEAD=$GW_AEAD" ;;
 esac
 MRTR_KEYS="$FLEET_KEYS" start_hosted fleet --audience "$GW_AUDIENCE" --cipher "$GW_CIPHER" \
     --tokens "$RUN/fleet-tokens.txt"; FLEET_URL="$URL"
@@ -187,7 +212,9 @@ step() {
     local t0=$SECONDS
     if "$@"; then passed+=("$name ($((SECONDS - t0)) s)"); else failed+=("$name"); printf 'FAILED: %s\n' "$name" >&2; fi
 }
-pytest_() { (cd "$CLIENTS/python" && "$PY" -m pytest -p no:cacheprovider -q -rA "$@"); }
+# Every client runs under a timeout: a gateway that stops answering fails its step, never hangs
+# the suite.
+pytest_() { (cd "$CLIENTS/python" && timeout 900 "$PY" -m pytest -p no:cacheprovider -q -rA "$@"); }
 
 # stdio, every family.
 step "stdio: python mcp 2.x SDK (${FAMILIES[*]})" pytest_ test_stdio_sdk.py
@@ -200,12 +227,14 @@ done
 # The CLI declares no elicitation capability (it has no one to ask), so it cannot answer a
 # form: set_output gets -32021. It lists the tools and calls get_outputs.
 # The CLI starts its stdio server with a minimal environment and we point its HOME at the run
-# directory (its catalog), so the server command restores HOME (rustup, cargo) itself.
+# directory (its catalog), so the server command restores HOME (rustup, cargo) and what
+# serve.sh is configured with (AEAD, the firmware's target directory, no build) itself.
 inspector() {
     local fam="$1"; shift
     HOME="$RUN/inspector-home" timeout 400 "$NODE22" "$INSPECTOR" --cli --format json \
         --connect-timeout 300000 --protocol-era modern "$@" \
-        env HOME="$HOME" PATH="$PATH" GATEWAY_LOG="$RUN/stdio-$fam.defmt.log" bash "$SERVE" "$fam" stdio
+        env HOME="$HOME" PATH="$PATH" GATEWAY_AEAD="$GATEWAY_AEAD" FW_TARGET_DIR="$FW_TARGET_DIR" \
+        GATEWAY_NO_BUILD=1 GATEWAY_LOG="$RUN/stdio-$fam.defmt.log" bash "$SERVE" "$fam" stdio
 }
 inspector_stdio() {
     local fam="$1" out
@@ -230,11 +259,12 @@ step "stdio raw: protocol, bad tokens, round cap, bad input (${FAMILIES[*]})" py
 # HTTP on m4f.
 step "http m4f: python mcp 2.x SDK" pytest_ test_http_sdk.py
 step "http m4f: typescript @modelcontextprotocol/client 2.x" \
-    bash -c "cd '$CLIENTS/node' && '$NODE22' --test gateway.test.mjs"
-step "http m4f: rmcp client" "$BIN/mrtr-rmcp-client" gateway-http --url "$GW_URL" --token "$GW_TOKEN"
+    bash -c "cd '$CLIENTS/node' && timeout 300 '$NODE22' --test gateway.test.mjs"
+step "http m4f: rmcp client" \
+    timeout 300 "$BIN/mrtr-rmcp-client" gateway-http --url "$GW_URL" --token "$GW_TOKEN"
 conformance() {
     local s="$1"
-    (cd "$RUN" && timeout 300 "$NODE22" "$CONFORMANCE" server --url "$GW_URL" \
+    (cd "$RUN" && timeout 300 "$NODE22" "$CONFORMANCE" server --url "$CONFORMANCE_URL" \
         --scenario "input-required-result-$s" >"$RUN/conformance-$s.log" 2>&1) \
         && grep -q ', 0 failed, 0 warnings' "$RUN/conformance-$s.log" \
         || { cat "$RUN/conformance-$s.log"; return 1; }

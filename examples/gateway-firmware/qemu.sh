@@ -34,10 +34,16 @@ fw_family() {
 
 # ensure_defmt_print: installs the defmt frame decoder (crates.io, built from source).
 ensure_defmt_print() {
-    if command -v defmt-print >/dev/null 2>&1 \
-        && defmt-print --version 2>/dev/null | grep -q "$DEFMT_PRINT_VERSION"; then
-        return 0
+    # The version is captured before it is matched: `defmt-print --version | grep -q` under
+    # `set -o pipefail` fails whenever grep exits (first match) before defmt-print has
+    # written everything (SIGPIPE), and that started a needless `cargo install`.
+    local version=""
+    if command -v defmt-print >/dev/null 2>&1; then
+        version="$(defmt-print --version 2>/dev/null || true)"
     fi
+    case "$version" in
+        *"$DEFMT_PRINT_VERSION"*) return 0 ;;
+    esac
     log "installing defmt-print $DEFMT_PRINT_VERSION (decodes the firmware's defmt log)"
     cargo install --locked --quiet defmt-print --version "$DEFMT_PRINT_VERSION" \
         || die "cannot install defmt-print $DEFMT_PRINT_VERSION"

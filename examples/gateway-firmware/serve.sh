@@ -3,6 +3,10 @@
 #
 #   bash examples/gateway-firmware/serve.sh FAMILY stdio      # MCP stdio on stdin/stdout
 #   bash examples/gateway-firmware/serve.sh m4f http PORT     # Streamable HTTP (mps2-an386)
+#   bash examples/gateway-firmware/serve.sh FAMILY build [stdio|http]
+#                                  # only build (and install QEMU, defmt-print) what serving
+#                                  # needs: the stdio binary, on m4f also the HTTP one, or
+#                                  # the named transport's only; then exit
 #
 # FAMILY: m0 (micro:bit, Cortex-M0), m3 (lm3s6965evb), m4f (mps2-an386), rv32 (virt, RISC-V).
 # Environment (all optional):
@@ -25,7 +29,8 @@ set -euo pipefail
 . "$(dirname "$0")/../../ci/lib.sh"
 . "$MRTR_ROOT/examples/gateway-firmware/qemu.sh"
 
-[ $# -ge 2 ] || die "usage: serve.sh FAMILY stdio | serve.sh m4f http PORT"
+usage="usage: serve.sh FAMILY stdio | serve.sh m4f http PORT | serve.sh FAMILY build [stdio|http]"
+[ $# -ge 2 ] || die "$usage"
 family="$1" mode="$2"
 aead="${GATEWAY_AEAD:-aes-gcm}"
 case "$aead" in
@@ -33,6 +38,26 @@ case "$aead" in
     *) die "GATEWAY_AEAD must be aes-gcm, chacha20poly1305, xchacha20poly1305 or aes-gcm-siv" ;;
 esac
 target="$(fw_target_of "$family")"
+if [ "$mode" = build ]; then
+    # Build only: what `serve.sh FAMILY stdio` and `serve.sh m4f http` run, and their tools.
+    case "${3:-}" in
+        "") bins=("gateway-stdio-$aead"); [ "$family" != m4f ] || bins+=("gateway-http-$aead") ;;
+        stdio) bins=("gateway-stdio-$aead") ;;
+        http)
+            [ "$family" = m4f ] || die "http runs on m4f only (the mps2-an386's LAN9118)"
+            bins=("gateway-http-$aead")
+            ;;
+        *) die "$usage" ;;
+    esac
+    ensure_qemu >&2
+    ensure_defmt_print >&2
+    for bin in "${bins[@]}"; do
+        echo "serve.sh: building $bin for $family ($target)" >&2
+        fw_build_bin "$target" "$bin"
+        echo "serve.sh: built $(fw_elf "$target" "$bin")" >&2
+    done
+    exit 0
+fi
 case "$mode" in
     stdio) bin="gateway-stdio-$aead" ;;
     http)
@@ -41,7 +66,7 @@ case "$mode" in
         port="${3:?usage: serve.sh m4f http PORT}"
         bin="gateway-http-$aead"
         ;;
-    *) die "mode must be stdio or http" ;;
+    *) die "mode must be stdio, http or build ($usage)" ;;
 esac
 
 ensure_qemu >&2
