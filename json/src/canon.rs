@@ -1,6 +1,8 @@
 //! RFC 8785 canonicalization of a validated value, without allocating.
 
-use crate::value::{Value, content, member_at, name_at, string_end, value_end, ws};
+use core::cmp::Ordering;
+
+use crate::value::{Value, after_colon, content, name_at, string_end, value_end, ws};
 use crate::{Error, Limits, MAX_DEPTH, Sink, number, string};
 
 /// Writes the RFC 8785 (JCS) canonical form of `value` to `out`: no whitespace, members of
@@ -14,15 +16,17 @@ use crate::{Error, Limits, MAX_DEPTH, Sink, number, string};
 /// form: hash or discard it, never use it.
 ///
 /// **Cost.** No allocation and no recursion: the stack holds one fixed array of
-/// [`MAX_DEPTH`] positions (the member or item being written at each level) and a few
-/// words. Members are emitted by selection: the next member of an object is the smallest name
-/// greater than the last one written, found by rescanning the object. An object of `n`
-/// members of total length `L` costs `n + 1` scans of `L` bytes (`O(n·L)`, at most
-/// `(max_members + 1)·L`) plus `O(n²)` name comparisons; its nested values are scanned
-/// again by each of those scans. The worst case for a text of length `T` is thus
+/// [`MAX_DEPTH`]` + 1` positions and a few words. The first `max_depth` positions hold the
+/// member or item being written at each level; the others (65 with the default depth of 64,
+/// at least one) hold a batch of member names of the object being written, sorted: the
+/// smallest names greater than the last one written, found by one scan of the object. An
+/// object of `n` members of total length `L` that fit one batch costs one scan of `L` bytes
+/// and `O(n log n)` name comparisons; a larger one, one scan per batch (at most
+/// `(max_members + 1)·L` byte steps, as with one scan per member). Writing a nested object
+/// takes the batch over: its parent's next batch is found again by a scan, from the last
+/// name written. The worst case for a text of length `T` is thus
 /// `O(T · (max_members + 1) · depth)` byte steps, bounded by the limits; a typical
-/// `tools/call` object (a dozen members, two levels) costs a few scans of a few hundred
-/// bytes.
+/// `tools/call` object (a dozen members, two levels) costs one scan of a few hundred bytes.
 ///
 /// ```
 /// use mrtr_json::{Limits, Writer, canonicalize, parse};
@@ -40,8 +44,12 @@ pub fn canonicalize(value: Value<'_>, out: &mut impl Sink, limits: &Limits) -> R
         return Err(Error::TooLong);
     }
     let max_depth = limits.max_depth.min(MAX_DEPTH);
-    // At each open level: the member name (objects) or item (arrays) being written.
-    let mut path = [0usize; MAX_DEPTH];
+    // At each open level: the member name (objects) or item (arrays) being written. The
+    // levels beyond `max_depth` are never used: they hold the batch of sorted names (at
+    // least one position).
+    let mut positions = [0usize; MAX_DEPTH + 1];
+    let (path, spare) = positions.split_at_mut(max_depth);
+    let mut batch = Batch::new(spare);
     // Bit `level` set: that level is an object.
     let mut objects: u128 = 0;
     let mut depth = 0usize;
@@ -53,17 +61,16 @@ pub fn canonicalize(value: Value<'_>, out: &mut impl Sink, limits: &Limits) -> R
                 if depth >= max_depth {
                     return Err(Error::TooDeep);
                 }
-                match select(text, at, None, limits)? {
+                match batch.next_name(text, at, None, limits)? {
                     (None, close) => {
                         out.write(b"{}");
                         close
                     }
                     (Some(first), _) => {
-                        out.write(b"{");
                         *path.get_mut(depth).ok_or(Error::TooDeep)? = first;
                         objects |= 1 << depth;
                         depth += 1;
-                        at = write_name(text, first, out)?;
+                        at = write_name(text, first, b"{\"", out)?;
                         continue;
                     }
                 }
@@ -85,11 +92,7 @@ pub fn canonicalize(value: Value<'_>, out: &mut impl Sink, limits: &Limits) -> R
                     continue;
                 }
             }
-            Some(b'"') => {
-                let end = string_end(text, at);
-                string::write_literal(content(text, at, end), out)?;
-                end
-            }
+            Some(b'"') => string::write_literal_at(text, at, b"\"", b"\"", out)?,
             Some(b't') => {
                 out.write(b"true");
                 at + 4
@@ -117,12 +120,11 @@ pub fn canonicalize(value: Value<'_>, out: &mut impl Sink, limits: &Limits) -> R
             };
             let current = path.get(level).copied().unwrap_or_default();
             if objects >> level & 1 == 1 {
-                let start = container_start(text, &path, objects, level);
-                match select(text, start, Some(current), limits)? {
+                let start = container_start(text, path, objects, level);
+                match batch.next_name(text, start, Some(current), limits)? {
                     (Some(next), _) => {
-                        out.write(b",");
                         *path.get_mut(level).ok_or(Error::TooDeep)? = next;
-                        at = write_name(text, next, out)?;
+                        at = write_name(text, next, b",\"", out)?;
                         break;
                     }
                     (None, close) => {
@@ -149,63 +151,173 @@ pub fn canonicalize(value: Value<'_>, out: &mut impl Sink, limits: &Limits) -> R
 
 /// Where the container at `level` starts: the value of the member or item being written one
 /// level up (the whole text at level 0).
-fn container_start(text: &[u8], path: &[usize; MAX_DEPTH], objects: u128, level: usize) -> usize {
+fn container_start(text: &[u8], path: &[usize], objects: u128, level: usize) -> usize {
     let Some(parent) = level.checked_sub(1) else {
         return 0;
     };
     let at = path.get(parent).copied().unwrap_or_default();
     if objects >> parent & 1 == 1 {
-        member_at(text, at).map_or(at, |m| m.value)
+        after_colon(text, string_end(text, at))
     } else {
         at
     }
 }
 
-/// Writes the member name at `name` and its colon; returns where its value starts.
-fn write_name(text: &[u8], name: usize, out: &mut impl Sink) -> Result<usize, Error> {
-    let m = member_at(text, name).map_err(|_| Error::NotJson)?;
-    string::write_literal(content(text, m.name, m.name_end), out)?;
-    out.write(b":");
-    Ok(m.value)
+/// Writes the member name at `name` after `open` (`{"` or `,"`), and its closing quote and
+/// colon; returns where its value starts.
+fn write_name(text: &[u8], name: usize, open: &[u8], out: &mut impl Sink) -> Result<usize, Error> {
+    let name_end = string::write_literal_at(text, name, open, b"\":", out)?;
+    Ok(after_colon(text, name_end))
 }
 
-/// Scans the object at `object` for the member with the smallest name greater than the name
-/// at `after` (the smallest of all without `after`): that name's position, if any, and where
-/// the object ends. Counts the members and finds equal names on the way.
-fn select(
-    text: &[u8],
+/// The members of one object to write next, in order: the positions of the smallest names
+/// greater than the last one written, found by one scan of the object, as many as the
+/// spare positions hold. An object whose members all fit is scanned once; a larger one once
+/// per batch. Writing a nested object refills the batch with that object's names: its
+/// parent's next batch is then found again by a scan, from the last name written.
+struct Batch<'p> {
+    /// Sorted name positions: `names[..len]`.
+    names: &'p mut [usize],
+    len: usize,
+    /// The object the batch was taken from (where it starts), `usize::MAX` for none.
     object: usize,
-    after: Option<usize>,
-    limits: &Limits,
-) -> Result<(Option<usize>, usize), Error> {
-    let name_of = |at: usize| content(text, at, string_end(text, at));
-    let floor = after.map(name_of);
-    let mut best: Option<(usize, &[u8])> = None;
-    let mut count = 0usize;
-    let mut scan = object + 1;
-    let end = loop {
-        let at = match name_at(text, scan) {
-            Ok(at) => at,
-            Err(end) => break end,
-        };
-        count += 1;
-        if count > limits.max_members {
-            return Err(Error::TooManyMembers);
+    /// The next name of `names` to write.
+    next: usize,
+    /// Whether the object has no name beyond `names[len - 1]` (greater than the floor of
+    /// the scan) that did not fit.
+    complete: bool,
+    /// Where the object ends.
+    end: usize,
+}
+
+impl<'p> Batch<'p> {
+    fn new(names: &'p mut [usize]) -> Self {
+        Self {
+            names,
+            len: 0,
+            object: usize::MAX,
+            next: 0,
+            complete: false,
+            end: 0,
         }
-        let name = name_of(at);
-        let above = floor.is_none_or(|f| string::literal_order(name, f).is_gt());
-        if above {
-            match best {
-                Some((_, b)) => match string::literal_order(name, b) {
-                    core::cmp::Ordering::Less => best = Some((at, name)),
-                    core::cmp::Ordering::Equal => return Err(Error::DuplicateName),
-                    core::cmp::Ordering::Greater => {}
-                },
-                None => best = Some((at, name)),
+    }
+
+    /// In the object at `object`: the member with the smallest name greater than the name
+    /// at `after` (the smallest of all without `after`), if any, and where the object ends.
+    /// Counts the members and finds equal names whenever it scans.
+    fn next_name(
+        &mut self,
+        text: &[u8],
+        object: usize,
+        after: Option<usize>,
+        limits: &Limits,
+    ) -> Result<(Option<usize>, usize), Error> {
+        let last = self.next.checked_sub(1).and_then(|i| self.names.get(i));
+        if self.object == object && last.copied() == after {
+            if self.next < self.len {
+                let name = self.names.get(self.next).copied();
+                self.next += 1;
+                return Ok((name, self.end));
+            }
+            if self.complete {
+                return Ok((None, self.end));
             }
         }
-        let m = member_at(text, at).map_err(|_| Error::NotJson)?;
-        scan = m.value_end;
-    };
-    Ok((best.map(|(at, _)| at), end))
+        self.fill(text, object, after, limits)?;
+        let first = self
+            .names
+            .get(..self.len)
+            .and_then(<[usize]>::first)
+            .copied();
+        self.next = usize::from(first.is_some());
+        Ok((first, self.end))
+    }
+
+    /// Scans the object at `object` for the smallest names greater than the name at `after`
+    /// (all without `after`), as many as fit.
+    fn fill(
+        &mut self,
+        text: &[u8],
+        object: usize,
+        after: Option<usize>,
+        limits: &Limits,
+    ) -> Result<(), Error> {
+        let name_of = |at: usize| content(text, at, string_end(text, at));
+        let floor = after.map(name_of);
+        self.object = usize::MAX;
+        self.len = 0;
+        self.complete = true;
+        let mut count = 0usize;
+        let mut scan = object + 1;
+        let end = loop {
+            let at = match name_at(text, scan) {
+                Ok(at) => at,
+                Err(end) => break end,
+            };
+            count += 1;
+            if count > limits.max_members {
+                return Err(Error::TooManyMembers);
+            }
+            let name_end = string_end(text, at);
+            let name = content(text, at, name_end);
+            if floor.is_none_or(|f| string::literal_order(name, f).is_gt()) {
+                self.insert(text, at)?;
+            }
+            scan = value_end(text, after_colon(text, name_end));
+        };
+        self.object = object;
+        self.end = end;
+        Ok(())
+    }
+
+    /// Puts the name `name` at `at` in its place among the sorted names, dropping the
+    /// greatest when they are full.
+    fn insert(&mut self, text: &[u8], at: usize) -> Result<(), Error> {
+        let sorted = self.names.get(..self.len).unwrap_or_default();
+        let place = match sorted.binary_search_by(|&p| order_at(text, p, at)) {
+            Ok(_) => return Err(Error::DuplicateName),
+            Err(place) => place,
+        };
+        if self.len == self.names.len() {
+            self.complete = false;
+            if place == self.len {
+                return Ok(());
+            }
+            self.len -= 1;
+        }
+        let len = self.len;
+        if let Some(shifted) = self.names.get_mut(place..=len) {
+            shifted.copy_within(..shifted.len() - 1, 1);
+            if let Some(first) = shifted.first_mut() {
+                *first = at;
+            }
+            self.len += 1;
+        }
+        Ok(())
+    }
+}
+
+/// [`string::literal_order`] of the names whose quotes are at `a` and `b` in validated text,
+/// read only up to their first difference (a name ends at its closing quote, the only `"`
+/// it holds unescaped).
+fn order_at(text: &[u8], a: usize, b: usize) -> Ordering {
+    let x = text.get(a + 1..).unwrap_or_default();
+    let y = text.get(b + 1..).unwrap_or_default();
+    let i = x
+        .iter()
+        .zip(y)
+        .position(|(&p, &q)| p != q || p == b'"' || p == b'\\')
+        .unwrap_or(usize::MAX);
+    match (x.get(i), y.get(i)) {
+        (Some(b'"'), Some(b'"')) => Ordering::Equal,
+        // One name ends first: the other has at least one more character.
+        (Some(b'"'), Some(_)) => Ordering::Less,
+        (Some(_), Some(b'"')) => Ordering::Greater,
+        (Some(&p), Some(&q)) if p != b'\\' && q != b'\\' => string::byte_order(p, q),
+        // An escape: decode both names (from the start, simply).
+        _ => string::literal_order(
+            content(text, a, string_end(text, a)),
+            content(text, b, string_end(text, b)),
+        ),
+    }
 }

@@ -20,7 +20,8 @@ pub use value::{Items, Kind, Members, Value, parse};
 pub use writer::Writer;
 
 /// The deepest nesting [`parse`] and [`canonicalize`] ever follow, whatever
-/// [`Limits::max_depth`] says: the size of their fixed position stack (128 words).
+/// [`Limits::max_depth`] says: the size of their fixed position stack (128 words; `canonicalize`
+/// keeps one more, for its batch of sorted names).
 pub const MAX_DEPTH: usize = 128;
 
 /// Bounds on the text [`parse`] accepts and the values [`canonicalize`] writes. Every bound
@@ -152,12 +153,92 @@ impl<S: Sink + ?Sized> Sink for &mut S {
 /// # Ok::<(), mrtr_json::Error>(())
 /// ```
 pub fn args_digest(arguments: Option<Value<'_>>) -> Result<[u8; 32], Error> {
-    let mut hasher = Sha256::new();
+    let mut hasher = Hasher::new();
     match arguments {
         Some(value) if value.kind() != Kind::Null => {
             canonicalize(value, &mut hasher, &Limits::DEFAULT)?;
         }
-        _ => hasher.update(b"{}"),
+        _ => hasher.write(b"{}"),
     }
-    Ok(hasher.finalize().into())
+    Ok(hasher.finish())
+}
+
+/// SHA-256 over SHA-2's block function, for [`args_digest`]: canonicalization writes many
+/// short pieces (a quote, a colon), which this takes with a plain copy into its block.
+struct Hasher {
+    state: [u32; 8],
+    block: [u8; 64],
+    /// Bytes in `block`.
+    len: usize,
+    /// Bytes in the blocks already compressed.
+    done: u64,
+}
+
+impl Hasher {
+    fn new() -> Self {
+        Self {
+            state: [
+                0x6a09_e667,
+                0xbb67_ae85,
+                0x3c6e_f372,
+                0xa54f_f53a,
+                0x510e_527f,
+                0x9b05_688c,
+                0x1f83_d9ab,
+                0x5be0_cd19,
+            ],
+            block: [0; 64],
+            len: 0,
+            done: 0,
+        }
+    }
+
+    fn compress(&mut self) {
+        sha2::block_api::compress256(&mut self.state, core::slice::from_ref(&self.block));
+        self.done = self.done.wrapping_add(64);
+        self.len = 0;
+    }
+
+    /// The digest: the message, a 1 bit, zeros and the length in bits (FIPS 180-4, 5.1.1).
+    fn finish(mut self) -> [u8; 32] {
+        let bits = self.done.wrapping_add(self.len as u64).wrapping_mul(8);
+        self.write(&[0x80]);
+        if self.len > 56 {
+            self.write(&[0; 8]);
+        }
+        if let Some(pad) = self.block.get_mut(self.len..56) {
+            pad.fill(0);
+        }
+        if let Some(tail) = self.block.get_mut(56..) {
+            tail.copy_from_slice(&bits.to_be_bytes());
+        }
+        self.compress();
+        let mut digest = [0u8; 32];
+        for (out, word) in digest.chunks_exact_mut(4).zip(self.state) {
+            out.copy_from_slice(&word.to_be_bytes());
+        }
+        digest
+    }
+}
+
+impl Sink for Hasher {
+    fn write(&mut self, mut bytes: &[u8]) {
+        loop {
+            let room = self.block.get_mut(self.len..).unwrap_or_default();
+            if bytes.len() < room.len() {
+                // Short pieces: a copy loop beats a call to `memcpy`.
+                for (dst, &b) in room.iter_mut().zip(bytes) {
+                    *dst = b;
+                }
+                self.len += bytes.len();
+                return;
+            }
+            let Some((now, rest)) = bytes.split_at_checked(room.len()) else {
+                return;
+            };
+            room.copy_from_slice(now);
+            bytes = rest;
+            self.compress();
+        }
+    }
 }

@@ -2,6 +2,7 @@
 
 use core::cmp::Ordering;
 
+use crate::value::{clear_words, quote_or_backslash};
 use crate::{Error, Sink};
 
 /// Writes `s` as an RFC 8785 string: between quotes, with only `"`, `\` and control characters
@@ -72,25 +73,42 @@ fn write_char(c: char, out: &mut impl Sink) {
     }
 }
 
-/// Writes the canonical form of a string literal's raw content (between its quotes) from
-/// validated text: plain runs copied, escapes decoded and written canonically.
-pub(crate) fn write_literal(raw: &[u8], out: &mut impl Sink) -> Result<(), Error> {
-    out.write(b"\"");
-    let mut rest = raw;
+/// Writes the canonical form of the string literal whose opening quote is at `at` in
+/// validated text, between `open` and `close` (which hold its quotes, and any punctuation
+/// around it): plain runs copied, escapes decoded and written canonically. Returns where
+/// the literal ends (past its closing quote).
+pub(crate) fn write_literal_at(
+    text: &[u8],
+    at: usize,
+    open: &[u8],
+    close: &[u8],
+    out: &mut impl Sink,
+) -> Result<usize, Error> {
+    out.write(open);
+    let mut i = at + 1;
     loop {
-        // The plain run up to the next escape: JSON's raw strings hold no `"` or controls.
-        let cut = rest.iter().position(|&b| b == b'\\').unwrap_or(rest.len());
-        let (plain, tail) = rest.split_at_checked(cut).ok_or(Error::NotJson)?;
-        out.write(plain);
-        let Some(after) = tail.get(1..) else {
-            break;
-        };
-        let (c, used) = escape(after)?;
+        // The plain run up to the next escape or the closing quote: JSON's raw strings hold
+        // no other `"`, and no controls.
+        let rest = text.get(i..).ok_or(Error::NotJson)?;
+        let clear = clear_words(rest, quote_or_backslash);
+        let skip = rest
+            .get(clear..)
+            .unwrap_or_default()
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\')
+            .ok_or(Error::NotJson)?;
+        let stop = i + clear + skip;
+        if stop > i {
+            out.write(text.get(i..stop).unwrap_or_default());
+        }
+        if text.get(stop) == Some(&b'"') {
+            out.write(close);
+            return Ok(stop + 1);
+        }
+        let (c, used) = escape(text.get(stop + 1..).unwrap_or_default())?;
         write_char(c, out);
-        rest = after.get(used..).ok_or(Error::NotJson)?;
+        i = stop + 1 + used;
     }
-    out.write(b"\"");
-    Ok(())
 }
 
 /// Decodes the escape whose text (after its backslash) starts `after`: the character and how
@@ -203,17 +221,20 @@ fn utf8_order(a: &[u8], b: &[u8]) -> Ordering {
         return a.len().cmp(&b.len());
     };
     match (a.get(i), b.get(i)) {
-        (Some(&x), Some(&y)) => {
-            // Mid-character, both characters share their lead byte, so their class too.
-            let high_bmp = |v: u8| v == 0xEE || v == 0xEF;
-            let supplementary = |v: u8| v >= 0xF0;
-            if (high_bmp(x) && supplementary(y)) || (supplementary(x) && high_bmp(y)) {
-                y.cmp(&x)
-            } else {
-                x.cmp(&y)
-            }
-        }
+        (Some(&x), Some(&y)) => byte_order(x, y),
         _ => a.len().cmp(&b.len()),
+    }
+}
+
+/// [`utf8_order`] of two UTF-8 strings whose first difference is the bytes `x` and `y`.
+pub(crate) fn byte_order(x: u8, y: u8) -> Ordering {
+    // Mid-character, both characters share their lead byte, so their class too.
+    let high_bmp = |v: u8| v == 0xEE || v == 0xEF;
+    let supplementary = |v: u8| v >= 0xF0;
+    if (high_bmp(x) && supplementary(y)) || (supplementary(x) && high_bmp(y)) {
+        y.cmp(&x)
+    } else {
+        x.cmp(&y)
     }
 }
 
@@ -232,25 +253,62 @@ pub fn name_order(a: &str, b: &str) -> Ordering {
     utf8_order(a.as_bytes(), b.as_bytes())
 }
 
-/// [`name_order`] of two validated string literals' raw contents.
+/// Where two validated string literals' raw contents first differ, or share a backslash:
+/// the length of their common prefix free of escapes. That prefix ends at a character
+/// boundary of both wherever one of them holds a backslash (an ASCII byte).
+fn plain_prefix(a: &[u8], b: &[u8]) -> usize {
+    a.iter()
+        .zip(b)
+        .position(|(&x, &y)| x != y || x == b'\\')
+        .unwrap_or(a.len().min(b.len()))
+}
+
+/// [`name_order`] of two validated string literals' raw contents. Reads them up to their
+/// first difference: escapes are decoded only from the first one met there on.
 pub(crate) fn literal_order(a: &[u8], b: &[u8]) -> Ordering {
-    if !a.contains(&b'\\') && !b.contains(&b'\\') {
-        return utf8_order(a, b);
+    let i = plain_prefix(a, b);
+    match (a.get(i), b.get(i)) {
+        (None, None) => Ordering::Equal,
+        // The rest of the longer one is at least one more character.
+        (None, Some(_)) => Ordering::Less,
+        (Some(_), None) => Ordering::Greater,
+        (Some(&x), Some(&y)) if x != b'\\' && y != b'\\' => utf8_order(
+            a.get(i..).unwrap_or_default(),
+            b.get(i..).unwrap_or_default(),
+        ),
+        // An escape at a character boundary of both, after equal characters.
+        _ => Chars::new(a.get(i..).unwrap_or_default())
+            .map(utf16_key)
+            .cmp(Chars::new(b.get(i..).unwrap_or_default()).map(utf16_key)),
     }
-    Chars::new(a)
-        .map(utf16_key)
-        .cmp(Chars::new(b).map(utf16_key))
 }
 
 /// Whether two validated string literals' raw contents denote the same string.
 pub(crate) fn literal_eq(a: &[u8], b: &[u8]) -> bool {
-    if a == b {
-        return true;
+    let i = plain_prefix(a, b);
+    match (a.get(i), b.get(i)) {
+        (None, None) => true,
+        (Some(&x), Some(&y)) if x == b'\\' || y == b'\\' => {
+            Chars::new(a.get(i..).unwrap_or_default())
+                .eq(Chars::new(b.get(i..).unwrap_or_default()))
+        }
+        // Different raw bytes (no escape there), or one string longer than the other.
+        _ => false,
     }
-    if !a.contains(&b'\\') && !b.contains(&b'\\') {
-        return false;
+}
+
+/// A hash of the string a validated string literal's raw content denotes (escapes decoded:
+/// equal strings, however escaped, hash alike).
+pub(crate) fn literal_hash(raw: &[u8]) -> u32 {
+    let step = |h: u32, b: u8| (h ^ u32::from(b)).wrapping_mul(0x9E37_79B1);
+    let cut = raw.iter().position(|&b| b == b'\\').unwrap_or(raw.len());
+    let (plain, escaped) = raw.split_at_checked(cut).unwrap_or((raw, &[]));
+    let mut h = plain.iter().fold(0x811C_9DC5, |h, &b| step(h, b));
+    for c in Chars::new(escaped) {
+        let mut buf = [0u8; 4];
+        h = c.encode_utf8(&mut buf).bytes().fold(h, step);
     }
-    Chars::new(a).eq(Chars::new(b))
+    h
 }
 
 #[cfg(test)]

@@ -11,19 +11,68 @@ pub(crate) fn ws(text: &[u8], mut at: usize) -> usize {
     at
 }
 
+/// Bit 7 of each byte of `word` that is zero (and possibly of bytes above such a byte, which
+/// only matters once one is zero).
+const fn zero_bytes(word: u32) -> u32 {
+    word.wrapping_sub(0x0101_0101) & !word & 0x8080_8080
+}
+
+/// How many leading bytes of `bytes`, taken four at a time, hold none of the bytes `stop`
+/// says (at least, a multiple of four: the caller scans the rest byte by byte).
+#[inline(always)]
+pub(crate) fn clear_words(bytes: &[u8], stop: impl Fn(u32) -> u32) -> usize {
+    let mut words = bytes.chunks_exact(4);
+    let mut clear = 0;
+    for chunk in words.by_ref() {
+        let word = <[u8; 4]>::try_from(chunk).map_or(0, u32::from_le_bytes);
+        if stop(word) != 0 {
+            break;
+        }
+        clear += 4;
+    }
+    clear
+}
+
+/// Bit 7 set in some byte of `word` when one of its bytes is a quote or a backslash.
+pub(crate) const fn quote_or_backslash(word: u32) -> u32 {
+    zero_bytes(word ^ 0x2222_2222) | zero_bytes(word ^ 0x5c5c_5c5c)
+}
+
 /// In validated text: where the string literal whose quote is at `at` ends (past its
 /// closing quote).
 pub(crate) fn string_end(text: &[u8], at: usize) -> usize {
     let mut i = at + 1;
-    loop {
-        match text.get(i) {
-            Some(b'"') => return i + 1,
-            Some(b'\\') => i += 2,
-            Some(_) => i += 1,
-            None => return text.len(),
+    while let Some(rest) = text.get(i..) {
+        let clear = clear_words(rest, quote_or_backslash);
+        let Some(skip) = rest
+            .get(clear..)
+            .unwrap_or_default()
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\')
+        else {
+            break;
+        };
+        i += clear + skip;
+        if text.get(i) == Some(&b'"') {
+            return i + 1;
         }
+        // A backslash: skip it and the byte it escapes.
+        i += 2;
     }
+    text.len()
 }
+
+/// What [`value_end`] stops at inside a container: 1 for a quote, 2 for an opening bracket
+/// or brace, 3 for a closing one, 0 for anything else.
+const STRUCTURE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    table[b'"' as usize] = 1;
+    table[b'{' as usize] = 2;
+    table[b'[' as usize] = 2;
+    table[b'}' as usize] = 3;
+    table[b']' as usize] = 3;
+    table
+};
 
 /// In validated text: where the value at `at` ends.
 pub(crate) fn value_end(text: &[u8], at: usize) -> usize {
@@ -32,33 +81,36 @@ pub(crate) fn value_end(text: &[u8], at: usize) -> usize {
         Some(b'{' | b'[') => {
             let mut depth = 0usize;
             let mut i = at;
-            loop {
-                match text.get(i) {
-                    Some(b'"') => i = string_end(text, i),
-                    Some(b'{' | b'[') => {
+            while let Some(rest) = text.get(i..) {
+                let Some(skip) = rest.iter().position(|&b| STRUCTURE[usize::from(b)] != 0) else {
+                    break;
+                };
+                i += skip;
+                match text.get(i).map(|&b| STRUCTURE[usize::from(b)]) {
+                    Some(1) => i = string_end(text, i),
+                    Some(2) => {
                         depth += 1;
                         i += 1;
                     }
-                    Some(b'}' | b']') => {
+                    _ => {
                         depth = depth.saturating_sub(1);
                         i += 1;
                         if depth == 0 {
                             return i;
                         }
                     }
-                    Some(_) => i += 1,
-                    None => return text.len(),
                 }
             }
+            text.len()
         }
         Some(b't' | b'n') => at + 4,
         Some(b'f') => at + 5,
         _ => {
-            let mut i = at;
-            while let Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') = text.get(i) {
-                i += 1;
-            }
-            i
+            let rest = text.get(at..).unwrap_or_default();
+            at + rest
+                .iter()
+                .position(|b| !matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+                .unwrap_or(rest.len())
         }
     }
 }
@@ -94,14 +146,19 @@ pub(crate) fn name_at(text: &[u8], at: usize) -> Result<usize, usize> {
 pub(crate) fn member_at(text: &[u8], at: usize) -> Result<Member, usize> {
     let at = name_at(text, at)?;
     let name_end = string_end(text, at);
-    let colon = ws(text, name_end);
-    let value = ws(text, colon + 1);
+    let value = after_colon(text, name_end);
     Ok(Member {
         name: at,
         name_end,
         value,
         value_end: value_end(text, value),
     })
+}
+
+/// In validated text: where the value of the member whose name ends at `name_end` starts
+/// (whitespace, the colon and whitespace skipped).
+pub(crate) fn after_colon(text: &[u8], name_end: usize) -> usize {
+    ws(text, ws(text, name_end) + 1)
 }
 
 /// The raw content of the string literal at `start..end` (without its quotes).
@@ -120,9 +177,12 @@ pub(crate) fn content(text: &[u8], start: usize, end: usize) -> &[u8] {
 ///
 /// No accessor of the [`Value`] it returns can fail on its text's syntax afterwards.
 ///
-/// Cost: one pass over the text, plus, for each member name, a rescan of the members of its
-/// object before it (to find a duplicate): at most `max_members` × the object's length per
-/// object. Stack: a fixed array of [`MAX_DEPTH`] positions and a few words; no recursion.
+/// Cost: one pass over the text. Each member name is hashed into a 128-bit filter of the
+/// names of its object read so far; only a name whose bit is already set, or the first name
+/// read after a nested object closed (the filter holds one object at a time), costs a
+/// rescan of the members of its object before it (to find a duplicate, or to refill the
+/// filter): at most `max_members` × the object's length per object. Stack: a fixed array
+/// of [`MAX_DEPTH`] positions and a few words; no recursion.
 ///
 /// ```
 /// use mrtr_json::{Error, Limits, parse};
@@ -141,6 +201,7 @@ pub fn parse<'a>(text: &'a [u8], limits: &Limits) -> Result<Value<'a>, Error> {
     // Where each open container starts, outermost first.
     let mut open = [0usize; MAX_DEPTH];
     let mut depth = 0usize;
+    let mut names = Names::new();
     let start = ws(text, 0);
     let mut at = start;
     loop {
@@ -159,7 +220,7 @@ pub fn parse<'a>(text: &'a [u8], limits: &Limits) -> Result<Value<'a>, Error> {
                     first + 1
                 } else {
                     at = if b == b'{' {
-                        name(text, at, first, limits)?
+                        name(text, at, first, limits, &mut names)?
                     } else {
                         first
                     };
@@ -196,7 +257,7 @@ pub fn parse<'a>(text: &'a [u8], limits: &Limits) -> Result<Value<'a>, Error> {
                 Some(b',') => {
                     let item = ws(text, next + 1);
                     at = if object {
-                        name(text, container, item, limits)?
+                        name(text, container, item, limits, &mut names)?
                     } else {
                         item
                     };
@@ -220,24 +281,47 @@ fn literal(text: &[u8], at: usize, word: &[u8]) -> Result<usize, Error> {
     }
 }
 
+/// How [`checked_string`] treats each byte: 0 plain ASCII, 1 the closing quote, 2 a
+/// backslash, 3 a control character, 4 a byte of a multi-byte UTF-8 character.
+const STRING_BYTE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = match b {
+            0x00..=0x1f => 3,
+            0x22 => 1,
+            0x5c => 2,
+            0x80.. => 4,
+            _ => 0,
+        };
+        b += 1;
+    }
+    table
+};
+
 /// Checks the string at `at` (its opening quote): escapes, surrogate pairs, no control
 /// characters, UTF-8. Returns where it ends.
 fn checked_string(text: &[u8], at: usize) -> Result<usize, Error> {
     let mut i = at + 1;
     let mut high = false;
     loop {
-        match text.get(i) {
-            Some(b'"') => break,
-            Some(b'\\') => {
+        let rest = text.get(i..).unwrap_or_default();
+        let skip = rest
+            .iter()
+            .position(|&b| STRING_BYTE[usize::from(b)] != 0)
+            .ok_or(Error::NotJson)?;
+        i += skip;
+        match text.get(i).map(|&b| STRING_BYTE[usize::from(b)]) {
+            Some(1) => break,
+            Some(2) => {
                 let (_, used) = string::escape(text.get(i + 1..).unwrap_or_default())?;
                 i += 1 + used;
             }
-            Some(&b) if b < 0x20 => return Err(Error::NotJson),
-            Some(&b) => {
-                high |= b >= 0x80;
+            Some(4) => {
+                high = true;
                 i += 1;
             }
-            None => return Err(Error::NotJson),
+            _ => return Err(Error::NotJson),
         }
     }
     // Escapes are ASCII, so the raw content is UTF-8 exactly when the string is.
@@ -247,33 +331,94 @@ fn checked_string(text: &[u8], at: usize) -> Result<usize, Error> {
     Ok(i + 1)
 }
 
+/// What [`parse`] knows of the names of the object whose member it reads: which object,
+/// how many members it has so far, and a 128-bit filter of their names' hashes. It holds
+/// one object at a time (the innermost one whose name was read last); reading a name of
+/// another object (the parent again, after a nested object) rebuilds it by one scan of the
+/// members before that name.
+struct Names {
+    /// Where the object starts (`usize::MAX`: none yet).
+    object: usize,
+    /// Its members read so far.
+    count: usize,
+    /// Bit `hash % 128` set for each of their names.
+    filter: [u32; 4],
+}
+
+impl Names {
+    const fn new() -> Self {
+        Self {
+            object: usize::MAX,
+            count: 0,
+            filter: [0; 4],
+        }
+    }
+
+    /// Where `hash` goes in the filter: a word and a bit.
+    fn slot(hash: u32) -> (usize, u32) {
+        ((hash >> 30) as usize, 1 << (hash >> 25 & 31))
+    }
+
+    fn add(&mut self, hash: u32) {
+        let (word, bit) = Self::slot(hash);
+        if let Some(w) = self.filter.get_mut(word) {
+            *w |= bit;
+        }
+    }
+
+    fn may_hold(&self, hash: u32) -> bool {
+        let (word, bit) = Self::slot(hash);
+        self.filter.get(word).is_some_and(|w| w & bit != 0)
+    }
+}
+
 /// The member name at `at` of the object starting at `object`: checked, counted against
-/// `limits.max_members` and compared with every earlier name of the object. Returns where
-/// the member's value starts.
-fn name(text: &[u8], object: usize, at: usize, limits: &Limits) -> Result<usize, Error> {
+/// `limits.max_members` and compared with every earlier name of the object whose hash
+/// matches (all of them, when `names` holds another object). Returns where the member's
+/// value starts.
+fn name(
+    text: &[u8],
+    object: usize,
+    at: usize,
+    limits: &Limits,
+    names: &mut Names,
+) -> Result<usize, Error> {
     if text.get(at) != Some(&b'"') {
         return Err(Error::NotJson);
     }
     let end = checked_string(text, at)?;
     let new = content(text, at, end);
-    // The earlier members are validated text.
-    let mut count = 1usize;
-    let mut scan = object + 1;
-    // Stop at this name: what follows it is not checked yet.
-    while let Ok(earlier) = name_at(text, scan) {
-        if earlier >= at {
-            break;
-        }
-        let Ok(m) = member_at(text, earlier) else {
-            break;
-        };
-        count += 1;
-        if string::literal_eq(content(text, m.name, m.name_end), new) {
-            return Err(Error::DuplicateName);
-        }
-        scan = m.value_end;
+    let hash = string::literal_hash(new);
+    let rebuild = names.object != object;
+    if rebuild {
+        *names = Names::new();
     }
-    if count > limits.max_members {
+    if rebuild || names.may_hold(hash) {
+        // The earlier members are validated text.
+        let mut count = 0usize;
+        let mut scan = object + 1;
+        // Stop at this name: what follows it is not checked yet.
+        while let Ok(earlier) = name_at(text, scan) {
+            if earlier >= at {
+                break;
+            }
+            let earlier_end = string_end(text, earlier);
+            let old = content(text, earlier, earlier_end);
+            count += 1;
+            if string::literal_eq(old, new) {
+                return Err(Error::DuplicateName);
+            }
+            if rebuild {
+                names.add(string::literal_hash(old));
+            }
+            scan = value_end(text, after_colon(text, earlier_end));
+        }
+        names.object = object;
+        names.count = count;
+    }
+    names.count += 1;
+    names.add(hash);
+    if names.count > limits.max_members {
         return Err(Error::TooManyMembers);
     }
     let colon = ws(text, end);
