@@ -277,6 +277,16 @@ for s in "${MRTR_SCENARIOS[@]}"; do
     step "http m4f: conformance input-required-result-$s" conformance "$s"
 done
 step "http m4f raw: protocol, bearer, bad tokens, 16 racing retries, bad input" pytest_ test_http_wire.py
+# The README's second command, as a person runs it (talk.sh with this suite's venv); "y" on
+# standard input answers the confirmation, and the output must show the change read back.
+talk() {
+    local out
+    out="$(GATEWAY_VENV="$WORK/venv" timeout 300 bash "$GW/talk.sh" "$GW_URL" \
+        --token "$GW_TOKEN" --channel 3 --duty 55 <<<"y" 2>&1)" || { echo "$out"; return 1; }
+    echo "$out"
+    grep -qx 'set_output: channel 3 set to 55 %' <<<"$out" && grep -q '^get_outputs: duty: \[.*55\]$' <<<"$out"
+}
+step "http m4f: talk.sh (the README's client command)" talk
 step "fleet: hosted node <-> gateway (same key and audience: open; other audience: refused)" \
     pytest_ test_fleet.py
 
