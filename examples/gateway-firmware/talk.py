@@ -43,6 +43,9 @@ class Terminal:
         else:
             print("  [y/N] ", end="", flush=True)
             answer = sys.stdin.readline().strip().lower()
+            if not sys.stdin.isatty():
+                # The answer came from a pipe, unechoed: show it and end the prompt's line.
+                print(answer or "(none)", flush=True)
         if answer not in ("y", "yes"):
             return types.ElicitResult(action="decline")
         # The gateway's confirmation forms hold one boolean field.
