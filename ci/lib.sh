@@ -109,6 +109,26 @@ cross_cargo() {
     RUSTC="$CROSS_RUSTC" "$CROSS_CARGO" "$@" $CROSS_BUILD_STD
 }
 
+# ensure_venv DIR REQUIREMENTS: a Python virtual environment at DIR (installing Debian's
+# python3-venv if the interpreter lacks it) with the pinned REQUIREMENTS installed.
+ensure_venv() {
+    local venv="$1" requirements="$2"
+    command -v python3 >/dev/null || die "python3 is missing"
+    if [ ! -x "$venv/bin/python" ]; then
+        log "python venv at $venv"
+        if ! python3 -m venv "$venv" 2>/dev/null; then
+            rm -rf "$venv"
+            apt_update_once
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null \
+                || die "cannot install python3-venv"
+            python3 -m venv "$venv" || die "cannot create a Python venv"
+        fi
+    fi
+    log "pip install -r $requirements (pinned) into $venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check -r "$requirements" >&2 \
+        || die "pip install failed"
+}
+
 ensure_redis() {
     ensure_cmd redis-server redis-server
     ensure_cmd redis-cli redis-tools

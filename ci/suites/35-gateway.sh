@@ -44,20 +44,8 @@ GW_UNSERVABLE=(${MRTR_GW_UNSERVABLE:-})
 ensure_qemu
 command -v python3 >/dev/null || die "python3 is missing"
 command -v npm >/dev/null || die "npm is missing"
-if [ ! -x "$WORK/venv/bin/python" ]; then
-    log "python venv"
-    if ! python3 -m venv "$WORK/venv" 2>/dev/null; then
-        rm -rf "$WORK/venv"
-        apt_update_once
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null \
-            || die "cannot install python3-venv"
-        python3 -m venv "$WORK/venv" || die "cannot create a Python venv"
-    fi
-fi
+ensure_venv "$WORK/venv" "$HS/clients/python/requirements.txt"
 PY="$WORK/venv/bin/python"
-log "pip install (the hosted server's pinned requirements) into $WORK/venv"
-"$WORK/venv/bin/pip" install -q --disable-pip-version-check -r "$HS/clients/python/requirements.txt" \
-    || die "pip install failed"
 log "npm ci (the hosted server's package-lock.json)"
 (cd "$HS/clients/node" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci failed"
 ln -sfn "$HS/clients/node/node_modules" "$CLIENTS/node/node_modules"

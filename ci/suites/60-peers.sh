@@ -30,19 +30,7 @@ ensure_cmd valgrind valgrind
 ensure_cmd openssl openssl
 command -v python3 >/dev/null || die "python3 is missing"
 command -v npm >/dev/null || die "npm is missing"
-if [ ! -x "$WORK/venv/bin/python" ]; then
-    log "python venv"
-    if ! python3 -m venv "$WORK/venv" 2>/dev/null; then
-        rm -rf "$WORK/venv"
-        apt_update_once
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null \
-            || die "cannot install python3-venv"
-        python3 -m venv "$WORK/venv" || die "cannot create a Python venv"
-    fi
-fi
-log "pip install (pinned) into $WORK/venv"
-"$WORK/venv/bin/pip" install -q --disable-pip-version-check -r "$HS/clients/python/requirements.txt" \
-    || die "pip install failed"
+ensure_venv "$WORK/venv" "$HS/clients/python/requirements.txt"
 # package.json overrides vite (a dependency of MCP Inspector's web UI, unused by its CLI) to
 # 8.3.8: later 8.x name an optional Windows-only package the registry does not serve, which
 # makes `npm ci` refuse the lock file.
