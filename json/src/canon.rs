@@ -2,7 +2,8 @@
 
 use core::cmp::Ordering;
 
-use crate::value::{Value, after_colon, content, name_at, string_end, value_end, ws};
+use crate::scan::{after_colon, content, name_at, string_end, value_end, ws};
+use crate::value::Value;
 use crate::{Error, Limits, MAX_DEPTH, Sink, number, string};
 
 /// Writes the RFC 8785 (JCS) canonical form of `value` to `out`: no whitespace, members of

@@ -5,6 +5,7 @@
 
 mod canon;
 mod number;
+mod scan;
 mod string;
 mod value;
 mod writer;

@@ -2,7 +2,7 @@
 
 use core::cmp::Ordering;
 
-use crate::value::{clear_words, quote_or_backslash};
+use crate::scan::{clear_words, quote_or_backslash};
 use crate::{Error, Sink};
 
 /// Writes `s` as an RFC 8785 string: between quotes, with only `"`, `\` and control characters
