@@ -10,16 +10,15 @@
 //! `requestState` refused with the uniform `-32602`. Exits non-zero on any failure.
 
 use anyhow::{Context, bail, ensure};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, InputResponses, ProtocolVersion,
-};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, InputResponses, ProtocolVersion};
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceError};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::answers::Answers;
+use crate::peer::{object, text};
 
 /// How the gateway is reached.
 pub enum Target {
@@ -62,21 +61,6 @@ async fn connect(
                 .with_context(|| format!("server/discover at {url}"))
         }
     }
-}
-
-fn object(v: Value) -> serde_json::Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        _ => serde_json::Map::new(),
-    }
-}
-
-fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect()
 }
 
 /// The four duties of `get_outputs`' text `duty: [a, b, c, d]`.

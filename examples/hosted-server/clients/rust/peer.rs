@@ -11,14 +11,16 @@ use serde_json::{Value, json};
 use crate::answers::Answers;
 use crate::connect;
 
-fn object(v: Value) -> serde_json::Map<String, Value> {
+/// The members of `v`, or none when it is not an object.
+pub(crate) fn object(v: Value) -> serde_json::Map<String, Value> {
     match v {
         Value::Object(m) => m,
         _ => serde_json::Map::new(),
     }
 }
 
-fn text(result: &CallToolResult) -> String {
+/// The text content of a tool result, joined.
+pub(crate) fn text(result: &CallToolResult) -> String {
     result
         .content
         .iter()
