@@ -82,6 +82,15 @@ const LENIENT: GeneralPurposeConfig =
 const STANDARD: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, LENIENT);
 const URL_SAFE: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, LENIENT);
 
+/// A digest of a key's material: SHA-256 of a fixed label and the 32 random bytes. It reveals
+/// nothing about the key, and is still never logged or shown.
+fn fingerprint(secret: &SecretKey) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"mrtr key fingerprint v1\0");
+    h.update(secret.expose());
+    h.finalize().into()
+}
+
 /// What is wrong with a key configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -107,6 +116,9 @@ pub enum KeyConfigProblem {
     },
     /// Two keys share an id.
     DuplicateKeyId,
+    /// Two ids are given the same key material (each id would count its own seals, so the
+    /// key's budget would no longer bound its seals).
+    DuplicateKeyMaterial,
     /// No key is marked current.
     NoCurrentKey,
     /// More than one key is marked current.
@@ -212,6 +224,9 @@ impl fmt::Display for KeyConfigError {
                 "key is {decoded} bytes after base64 decoding, must be {KEY_LEN}"
             ),
             KeyConfigProblem::DuplicateKeyId => f.write_str("key id used twice"),
+            KeyConfigProblem::DuplicateKeyMaterial => {
+                f.write_str("the same key material is given under two key ids")
+            }
             KeyConfigProblem::NoCurrentKey => f.write_str("no key is marked current"),
             KeyConfigProblem::SeveralCurrentKeys => {
                 f.write_str("more than one key is marked current")
@@ -284,6 +299,12 @@ impl<'s> Collector<'s> {
         if self.keys.iter().any(|(k, _)| *k == id) {
             return Err(self
                 .err(entry, KeyConfigProblem::DuplicateKeyId)
+                .with_id(&id));
+        }
+        let fp = fingerprint(&secret);
+        if self.keys.iter().any(|(_, other)| fingerprint(other) == fp) {
+            return Err(self
+                .err(entry, KeyConfigProblem::DuplicateKeyMaterial)
                 .with_id(&id));
         }
         self.keys.push((id, secret));
@@ -494,12 +515,7 @@ impl KeyConfig {
     pub(crate) fn fingerprints(&self) -> Vec<(KeyId, [u8; 32])> {
         self.keys
             .iter()
-            .map(|(id, secret)| {
-                let mut h = Sha256::new();
-                h.update(b"mrtr key fingerprint v1\0");
-                h.update(secret.expose());
-                (id.clone(), h.finalize().into())
-            })
+            .map(|(id, secret)| (id.clone(), fingerprint(secret)))
             .collect()
     }
 

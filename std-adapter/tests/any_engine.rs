@@ -263,8 +263,7 @@ fn invalid_configurations_are_refused() {
     }
 
     // Five keys do not fit the engine's four-key ring; the message is the key error's own.
-    let five: Vec<String> = (1..=5).map(|i| format!("k{i}:{KEY1_B64}")).collect();
-    let too_many = KeyConfig::parse_env(&format!("current=k1; {}", five.join("; "))).unwrap();
+    let too_many = KeyConfig::parse_env(&format!("current=k1; {}", support::five_keys())).unwrap();
     let expected = too_many_keys_message();
     let err = AnyEngine::new(
         Backend::XChaCha20Poly1305,
@@ -283,8 +282,7 @@ fn invalid_configurations_are_refused() {
 
 /// The error `into_ring` gives for five keys, for comparison.
 fn too_many_keys_message() -> String {
-    let five: Vec<String> = (1..=5).map(|i| format!("k{i}:{KEY1_B64}")).collect();
-    KeyConfig::parse_env(&format!("current=k1; {}", five.join("; ")))
+    KeyConfig::parse_env(&format!("current=k1; {}", support::five_keys()))
         .unwrap()
         .into_ring::<mrtr_std::Aes256Gcm, 4>()
         .unwrap_err()

@@ -98,8 +98,113 @@ fn a_failed_reload_changes_nothing() {
         AnyReplayCache::Off,
     )
     .unwrap();
-    let five: Vec<String> = (1..=5).map(|i| format!("k{i}:K1")).collect();
-    let too_many = keys(&format!("current=k1; {}", five.join("; ")));
+    let too_many = keys(&format!("current=k1; {}", support::five_keys()));
     assert!(node.reload(too_many).is_err());
     assert_eq!(node.engine().current_key_id().as_str(), "k1");
+}
+
+/// The v1 window (audience-less format-v1 tokens open for one maximum lifetime plus the skew
+/// after start) is resolved once, when the engine is built. A reload later, by SIGHUP or a
+/// changed key file, keeps the instant the window closed: it never opens it again.
+#[test]
+fn a_reload_never_reopens_the_v1_window() {
+    use mrtr_std::core::AcceptV1;
+    let clock = ManualClock::new(T0);
+    let limits = Limits::for_audience("rotating-tests");
+    let window = limits.ttl_ms + limits.max_clock_skew_ms;
+    let node = Rotating::with_clock(
+        Backend::Aes256Gcm,
+        keys("current=k1; k1:K1"),
+        limits,
+        AnyReplayCache::Off,
+        clock.clone(),
+    )
+    .unwrap();
+    let closes = AcceptV1::Until(T0 + window);
+    assert_eq!(node.engine().limits().accept_v1, closes);
+    // An hour later the window has long closed; a reload (same keys, then a rotation step)
+    // builds new generations that close it at the same instant.
+    clock.advance(3_600_000);
+    node.reload(keys("current=k1; k1:K1")).unwrap();
+    assert_eq!(node.engine().limits().accept_v1, closes);
+    node.reload(keys("current=k1; k1:K1; k2:K2")).unwrap();
+    assert_eq!(node.engine().limits().accept_v1, closes);
+    assert_eq!(node.limits().accept_v1, closes);
+}
+
+/// The reload ledger remembers every key the process has seen, so no reload gives a key a
+/// fresh seal count: not the same material under a new id, not a key removed and re-added,
+/// and not a removed id re-added with other material.
+#[test]
+fn no_reload_resets_a_seal_budget() {
+    use mrtr_std::engine::EngineConfigError;
+    let node = Rotating::with_clock(
+        Backend::Aes256Gcm,
+        keys("current=k1; k1:K1"),
+        Limits::for_audience("rotating-tests"),
+        AnyReplayCache::Off,
+        ManualClock::new(T0),
+    )
+    .unwrap();
+    for _ in 0..3 {
+        node.engine()
+            .pause(&request(None), Round::FIRST, b"s")
+            .unwrap();
+    }
+    let count = |id: &str| {
+        node.engine()
+            .seals_used()
+            .iter()
+            .find(|(k, _)| k.as_str() == id)
+            .map(|(_, n)| *n)
+    };
+    assert_eq!(count("k1"), Some(3));
+
+    // The same material under a new id: refused (beside its old id, one configuration
+    // cannot even say it: see below).
+    let err = node.reload(keys("current=k9; k9:K1")).unwrap_err();
+    assert!(
+        matches!(&err, EngineConfigError::KeyMaterialReused { id, known_as }
+            if id.as_str() == "k9" && known_as.as_str() == "k1"),
+        "{err:?}"
+    );
+    assert_eq!(node.engine().current_key_id().as_str(), "k1");
+    assert_eq!(count("k1"), Some(3), "a refused reload changes nothing");
+
+    // k1 removed (k2 seals), then re-added: its count comes back, not 0.
+    node.reload(keys("current=k1; k1:K1; k2:K2")).unwrap();
+    node.reload(keys("current=k2; k1:K1; k2:K2")).unwrap();
+    node.reload(keys("current=k2; k2:K2")).unwrap();
+    assert_eq!(count("k1"), None);
+    node.reload(keys("current=k2; k2:K2; k1:K1")).unwrap();
+    assert_eq!(count("k1"), Some(3));
+
+    // A removed id re-added with other material: refused, naming the id, never the material.
+    node.reload(keys("current=k2; k2:K2")).unwrap();
+    let other = "current=k2; k2:K2; k1:QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE=";
+    let err = node.reload(keys(other)).unwrap_err();
+    assert!(
+        matches!(&err, EngineConfigError::KeyIdReused(id) if id.as_str() == "k1"),
+        "{err:?}"
+    );
+    assert!(!err.to_string().contains("QUFB"), "{err}");
+    // k1's old material under k3 after it was removed: refused too.
+    let err = node.reload(keys("current=k2; k2:K2; k3:K1")).unwrap_err();
+    assert!(
+        matches!(&err, EngineConfigError::KeyMaterialReused { id, known_as }
+            if id.as_str() == "k3" && known_as.as_str() == "k1"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("k1"), "{err}");
+}
+
+/// One configuration that gives the same material two ids is refused as it is read.
+#[test]
+fn one_configuration_cannot_give_one_key_two_ids() {
+    use mrtr_std::keys::{KeyConfig, KeyConfigProblem};
+    let spec = format!("current=k1; k1:{0}; k2:{0}", support::KEY1_B64);
+    let err = KeyConfig::parse_env(&spec).unwrap_err();
+    assert_eq!(err.problem(), &KeyConfigProblem::DuplicateKeyMaterial);
+    assert!(err.to_string().contains("k2"), "{err}");
+    assert!(!err.to_string().contains(support::KEY1_B64), "{err}");
 }

@@ -270,6 +270,15 @@ pub enum EngineConfigError {
     /// be reused: tokens under the old material would stop opening, and the two keys would
     /// share one seal count.
     KeyIdReused(KeyId),
+    /// A reload gives key material this process already knows under another id (configured
+    /// now or removed earlier). The material would start a second seal count of 0 under the
+    /// new id, so its budget would no longer bound its seals: keep the old id.
+    KeyMaterialReused {
+        /// The new id the configuration gives it.
+        id: KeyId,
+        /// The id the process knows the material by.
+        known_as: KeyId,
+    },
     /// The nonce source may not be used with the backend's algorithm: the fast userspace
     /// generator ([`NonceSource::Fast`]) with anything but AES-256-GCM-SIV, where one repeated
     /// nonce (after a VM snapshot restore) would let an attacker forge tokens.
@@ -296,6 +305,15 @@ impl fmt::Display for EngineConfigError {
                  must never be reused: give the new key a new id",
                 id.as_str()
             ),
+            Self::KeyMaterialReused { id, known_as } => write!(
+                f,
+                "key id {:?} is configured with the key material this process knows as key id \
+                 {:?}; the material would restart its seal budget from 0 under the new id: \
+                 keep the id {:?} or generate a new key",
+                id.as_str(),
+                known_as.as_str(),
+                known_as.as_str()
+            ),
             Self::NonceSourceUnsafe {
                 nonce_source,
                 algorithm,
@@ -317,7 +335,7 @@ impl std::error::Error for EngineConfigError {
             Self::Keys(e) => e.source(),
             Self::Config(e) => Some(e),
             Self::AudienceUnset => None,
-            Self::KeyIdReused(_) => None,
+            Self::KeyIdReused(_) | Self::KeyMaterialReused { .. } => None,
             Self::NonceSourceUnsafe { .. } => None,
         }
     }

@@ -44,6 +44,7 @@ use crate::rng::OsRng;
 use crate::rng_fast::FastRng;
 
 mod any;
+mod ledger;
 mod nonce;
 mod rotating;
 mod step;

@@ -2,19 +2,23 @@
 //!
 //! A key reload builds a new engine from the new key configuration and swaps it in; requests
 //! already running finish on the engine they started with. The replay store is shared by
-//! every generation, so a token spent before a reload stays spent after it, and each key's
-//! seal count carries over to the new generation by key id.
+//! every generation, so a token spent before a reload stays spent after it. What must not
+//! reset is resolved once, at start, and kept across generations: the window in which format
+//! v1 tokens open (a reload never reopens it), and a ledger of every key the process has seen
+//! (key id → fingerprint of its material, fingerprint → seals), from which each key's seal
+//! count carries over, even to a key removed and re-added later.
 //!
-//! A reload is refused, and nothing changes, when the configuration is invalid or gives a key
-//! id already in use other key material (a key id must never be reused). It is applied with a
-//! warning ([`ReloadWarning`]) when it skips a phase of the rotation procedure
-//! (`docs/operations.md`): a key that seals in the same reload that added it, or a key removed
-//! less than one token TTL after it stopped sealing.
+//! A reload is refused, and nothing changes, when the configuration is invalid, gives a known
+//! key id other key material, or gives known key material another id (one id, one material,
+//! for the life of the process). It is applied with a warning ([`ReloadWarning`]) when it
+//! skips a phase of the rotation procedure (`docs/operations.md`): a key that seals in the
+//! same reload that added it, or a key removed less than one token TTL after it stopped
+//! sealing.
 //!
 //! # How the seal budget is bounded
 //!
 //! Each key may seal [`DEFAULT_SEAL_LIMIT`](mrtr_core::key::DEFAULT_SEAL_LIMIT) tokens. The
-//! count lives in this process: a reload carries it over by key id, except the seals made by
+//! count lives in this process: a reload carries it over by key material, except the seals made by
 //! requests that were already running on the old generation when the reload swapped it (at
 //! most one per such request that pauses); a restart starts it again from zero unless the
 //! server restores it ([`Rotating::with_clock_counting`]); and every node counts its own.
@@ -30,6 +34,7 @@ use mrtr_core::replay::{ReplayCache, ReplayError};
 use mrtr_core::{Clock, TokenId};
 
 use super::any::{AnyEngine, Backend, EngineConfigError, Limits};
+use super::ledger::Ledger;
 use crate::clock::SystemClock;
 use crate::keys::KeyConfig;
 use crate::replay::{AnyReplayCache, AsyncReplayCache};
@@ -148,12 +153,6 @@ impl fmt::Display for ReloadWarning {
     }
 }
 
-/// What the reloads remember: each key's material digest, and when each key stopped sealing.
-struct Ledger {
-    fingerprints: Vec<(KeyId, [u8; 32])>,
-    demoted_at_ms: Vec<(KeyId, u64)>,
-}
-
 /// One engine generation, as a request uses it.
 pub type Generation<R, Clk> = AnyEngine<Shared<R>, Clk>;
 
@@ -241,16 +240,20 @@ impl<R, Clk: Clock + Clone> Rotating<R, Clk> {
             clock.clone(),
             used,
         )?;
+        // The v1 window is resolved once, here: a startup window becomes the instant the
+        // first generation computed, and every later generation keeps it (a reload must not
+        // reopen a window that has closed).
+        let limits = Limits {
+            accept_v1: first.limits().accept_v1,
+            ..limits
+        };
         Ok(Self {
             backend,
             limits,
             clock,
             replay,
             current: RwLock::new(Arc::new(first)),
-            ledger: Mutex::new(Ledger {
-                fingerprints,
-                demoted_at_ms: Vec::new(),
-            }),
+            ledger: Mutex::new(Ledger::new(fingerprints)),
         })
     }
 
@@ -298,17 +301,10 @@ impl<R, Clk: Clock + Clone> Rotating<R, Clk> {
     fn try_reload(&self, keys: KeyConfig) -> Result<Reloaded, EngineConfigError> {
         let mut ledger = self.ledger.lock().unwrap_or_else(|e| e.into_inner());
         let fingerprints = keys.fingerprints();
-        for (id, fp) in &fingerprints {
-            if ledger
-                .fingerprints
-                .iter()
-                .any(|(known, old)| known == id && old != fp)
-            {
-                return Err(EngineConfigError::KeyIdReused(id.clone()));
-            }
-        }
+        ledger.check(&fingerprints)?;
         let old = self.engine();
         let counts = old.seals_used();
+        ledger.record_seals(&counts);
         let before: Vec<KeyId> = counts.iter().map(|(id, _)| id.clone()).collect();
         let after: Vec<KeyId> = keys.ids().cloned().collect();
         let next = AnyEngine::with_clock_counting(
@@ -317,7 +313,7 @@ impl<R, Clk: Clock + Clone> Rotating<R, Clk> {
             self.limits.clone(),
             self.replay.clone(),
             self.clock.clone(),
-            |id| counts.iter().find(|(k, _)| k == id).map_or(0, |(_, n)| *n),
+            |id| ledger.seals(id),
         )?;
         let now = self.clock.now_ms();
         let (was, is) = (old.current_key_id(), next.current_key_id());
@@ -353,7 +349,7 @@ impl<R, Clk: Clock + Clone> Rotating<R, Clk> {
             }
         }
         ledger.demoted_at_ms.retain(|(k, _)| after.contains(k));
-        ledger.fingerprints = fingerprints;
+        ledger.admit(fingerprints);
         {
             let mut slot = self.current.write().unwrap_or_else(|e| e.into_inner());
             *slot = Arc::new(next);

@@ -48,6 +48,18 @@ pub fn key_spec(spec: &str) -> mrtr_std::keys::KeyConfig {
         .unwrap()
 }
 
+/// Five distinct keys, `k1:...; k2:...; ...; k5:...`: one more than a key ring holds.
+pub fn five_keys() -> String {
+    [
+        "k1:QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE=",
+        "k2:QkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkI=",
+        "k3:Q0NDQ0NDQ0NDQ0NDQ0NDQ0NDQ0NDQ0NDQ0NDQ0NDQ0M=",
+        "k4:REREREREREREREREREREREREREREREREREREREREREQ=",
+        "k5:RUVFRUVFRUVFRUVFRUVFRUVFRUVFRUVFRUVFRUVFRUU=",
+    ]
+    .join("; ")
+}
+
 /// Now, for tests driving a manual clock.
 pub const T0: u64 = 1_800_000_000_000;
 
