@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The written specification against the code: docs/token-format.md's worked examples (v2 and
-# v1) through the document's own Python decoder, and the golden vectors of both formats decoded
-# by an independent Python implementation.
+# v1) through the document's own Python decoder, its other claims (the XChaCha20-Poly1305
+# construction, the reasons of §6, where v1 and v2 share a ciphertext, the binding of numbers)
+# against the code and vectors, and the golden vectors of both formats and of the argument
+# digest checked by independent Python implementations.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 cd "$MRTR_ROOT"

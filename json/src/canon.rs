@@ -4,7 +4,16 @@ use core::cmp::Ordering;
 
 use crate::scan::{after_colon, content, name_at, string_end, value_end, ws};
 use crate::value::Value;
-use crate::{Error, Limits, MAX_DEPTH, Sink, number, string};
+use crate::{Error, Limits, MAX_DEPTH, Sink, bind, number, string};
+
+/// How numbers are written: RFC 8785's way, or keeping their kind ([`crate::bind`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Numbers {
+    /// As RFC 8785 writes them: `1.0` as `1`, `-0` as `0`.
+    Rfc8785,
+    /// As the argument binding writes them: `1.0` as `1.0`, `-0` as `-0.0`.
+    Kinds,
+}
 
 /// Writes the RFC 8785 (JCS) canonical form of `value` to `out`: no whitespace, members of
 /// each object sorted by their names' UTF-16 code units, strings with only `"`, `\` and
@@ -40,6 +49,44 @@ use crate::{Error, Limits, MAX_DEPTH, Sink, number, string};
 /// # Ok::<(), mrtr_json::Error>(())
 /// ```
 pub fn canonicalize(value: Value<'_>, out: &mut impl Sink, limits: &Limits) -> Result<(), Error> {
+    write(value, out, limits, Numbers::Rfc8785)
+}
+
+/// Writes the **argument binding form** of `value`: its RFC 8785 form ([`canonicalize`]),
+/// except that every number keeps the kind a typed decoder gives it. An integer literal (no
+/// `.`, `e`, `E`) other than `-0`, within `-2^63 ..= 2^64 - 1`, is written as RFC 8785
+/// writes it; any other number is a float, written as RFC 8785 writes it with `.0` appended
+/// when that text has neither `.` nor `e`, and `-0.0` for a negative zero. So `1` and `1.0`,
+/// `100` and `1e2`, `0` and `-0` bind differently (a handler reading `as_u64()` sees them
+/// differently), while `1.50` and `1.5`, `1E2` and `1e2`, `"\u0061"` and `"a"` still bind
+/// alike. [`args_digest`](crate::args_digest) hashes this form. Same limits, errors and
+/// cost as [`canonicalize`].
+///
+/// ```
+/// use mrtr_json::{Limits, Writer, parse, write_binding_form};
+///
+/// let v = parse(br#"{"b": [1.0, 2.50, 1e2, 100, -0, 1e21], "a": 1}"#, &Limits::DEFAULT)?;
+/// let mut buf = [0u8; 64];
+/// let mut w = Writer::new(&mut buf);
+/// write_binding_form(v, &mut w, &Limits::DEFAULT)?;
+/// assert_eq!(w.as_bytes(), br#"{"a":1,"b":[1.0,2.5,100.0,100,-0.0,1e+21]}"#);
+/// # Ok::<(), mrtr_json::Error>(())
+/// ```
+pub fn write_binding_form(
+    value: Value<'_>,
+    out: &mut impl Sink,
+    limits: &Limits,
+) -> Result<(), Error> {
+    write(value, out, limits, Numbers::Kinds)
+}
+
+/// [`canonicalize`] or [`write_binding_form`], as `numbers` says.
+pub(crate) fn write(
+    value: Value<'_>,
+    out: &mut impl Sink,
+    limits: &Limits,
+    numbers: Numbers,
+) -> Result<(), Error> {
     let text = value.raw();
     if text.len() > limits.max_len {
         return Err(Error::TooLong);
@@ -108,7 +155,11 @@ pub fn canonicalize(value: Value<'_>, out: &mut impl Sink, limits: &Limits) -> R
             }
             Some(_) => {
                 let end = value_end(text, at);
-                number::write_literal(text.get(at..end).unwrap_or_default(), out)?;
+                let literal = text.get(at..end).unwrap_or_default();
+                match numbers {
+                    Numbers::Rfc8785 => number::write_literal(literal, out)?,
+                    Numbers::Kinds => bind::write_literal(literal, out)?,
+                }
                 end
             }
             None => return Err(Error::NotJson),

@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod bind;
 mod canon;
 mod number;
 mod scan;
@@ -14,7 +15,8 @@ use core::fmt;
 
 use sha2::{Digest, Sha256};
 
-pub use canon::canonicalize;
+pub use bind::write_float;
+pub use canon::{canonicalize, write_binding_form};
 pub use number::{number_is_exact, write_number};
 pub use string::{name_order, write_string};
 pub use value::{Items, Kind, Members, Value, parse};
@@ -137,9 +139,10 @@ impl<S: Sink + ?Sized> Sink for &mut S {
     }
 }
 
-/// The argument digest of a call: SHA-256 of the RFC 8785 canonical form of its `arguments`,
-/// where absent and `null` count as `{}` (as `mrtr_std::jcs::args_digest`, byte for byte).
-/// Canonicalized with [`Limits::DEFAULT`] (depth 64 within the arguments, 256 members per
+/// The argument digest of a call: SHA-256 of the argument binding form
+/// ([`write_binding_form`]: RFC 8785, numbers keeping their kind) of its `arguments`, where
+/// absent and `null` count as `{}` (as `mrtr_std::jcs::args_digest`, byte for byte).
+/// Written with [`Limits::DEFAULT`] (depth 64 within the arguments, 256 members per
 /// object), straight into the hash: no buffer.
 ///
 /// ```
@@ -148,16 +151,19 @@ impl<S: Sink + ?Sized> Sink for &mut S {
 /// let empty = args_digest(None)?;
 /// assert_eq!(empty, args_digest(Some(parse(b"null", &Limits::DEFAULT)?))?);
 /// assert_eq!(empty, args_digest(Some(parse(b" { } ", &Limits::DEFAULT)?))?);
-/// let a = args_digest(Some(parse(br#"{"n": 1, "m": [1.50]}"#, &Limits::DEFAULT)?))?;
-/// let b = args_digest(Some(parse(br#"{"m":[1.5],"n":1.0}"#, &Limits::DEFAULT)?))?;
+/// let a = args_digest(Some(parse(br#"{"n": 1, "m": [1.50, 1E2]}"#, &Limits::DEFAULT)?))?;
+/// let b = args_digest(Some(parse(br#"{"m":[1.5,1e2],"n":1}"#, &Limits::DEFAULT)?))?;
 /// assert_eq!(a, b);
+/// // A handler reads 1 and 1.0 differently (an integer, a float): so does the digest.
+/// let c = args_digest(Some(parse(br#"{"m":[1.5,1e2],"n":1.0}"#, &Limits::DEFAULT)?))?;
+/// assert_ne!(a, c);
 /// # Ok::<(), mrtr_json::Error>(())
 /// ```
 pub fn args_digest(arguments: Option<Value<'_>>) -> Result<[u8; 32], Error> {
     let mut hasher = Hasher::new();
     match arguments {
         Some(value) if value.kind() != Kind::Null => {
-            canonicalize(value, &mut hasher, &Limits::DEFAULT)?;
+            canon::write(value, &mut hasher, &Limits::DEFAULT, canon::Numbers::Kinds)?;
         }
         _ => hasher.write(b"{}"),
     }

@@ -1,7 +1,7 @@
 //! [`PrecheckLayer`]: a tower layer that checks each JSON-RPC message's raw body before rmcp
 //! parses it.
 //!
-//! Two things cannot wait until rmcp has built its typed parameters:
+//! Three things cannot wait until rmcp has built its typed parameters:
 //!
 //! * **A `requestState` that is not a string.** rmcp types it as a string, so such a request
 //!   fails to parse and rmcp answers `-32601`. mrtr's contract is the uniform `-32602`
@@ -11,6 +11,10 @@
 //!   digest could no longer tell such requests apart. A resume is refused here (uniformly); a
 //!   fresh call goes on marked (the [`Violation`] is put in the HTTP request's extensions, where
 //!   [`Mrtr`](crate::Mrtr) finds it) and cannot pause.
+//! * **JSON that serde_json cannot read**: a number beyond a double's range (`1e400`) or a
+//!   lone surrogate makes rmcp refuse the whole body (HTTP 415). The layer answers such a
+//!   message itself, as JSON-RPC: `-32602` naming the problem and where it is, or the uniform
+//!   rejection for a resume ([`refuse_unreadable`]).
 //!
 //! The layer reads each body once, in one pass that builds no parse tree
 //! ([`precheck_bytes`]); rmcp then parses it as it always does. An application that must
@@ -36,7 +40,9 @@ use http_body::Body;
 use http_body_util::{Either, Full};
 use mrtr_std::core::ErrorDetail;
 use mrtr_std::ijson::Violation;
-use mrtr_std::jsonrpc::{Precheck, precheck_bytes};
+use mrtr_std::jsonrpc::{Precheck, RequestState, precheck_bytes, refuse_unreadable};
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Value, json};
 
 use tower_layer::Layer;
@@ -208,6 +214,121 @@ fn error_response<B>(raw: &[u8], error: Value) -> Response<ResponseBody<B>> {
     )
 }
 
+/// The answer to a message whose text is JSON that serde_json cannot read (`1e400`, a lone
+/// surrogate: rmcp would refuse the whole body with HTTP 415), as
+/// [`refuse_unreadable`] decides from the envelope read by [`Envelope`]; `None` when the
+/// text is not JSON at all (rmcp answers it).
+fn unreadable<B>(
+    raw: &[u8],
+    violation: &Violation,
+    detail: ErrorDetail,
+) -> Option<Response<ResponseBody<B>>> {
+    let (id, error) = match serde_json::from_slice::<Envelope>(raw) {
+        Ok(envelope) => {
+            let state = match &envelope.params.request_state {
+                Shape::Absent => RequestState::Absent,
+                Shape::Text(token) => RequestState::Token(token),
+                Shape::Other => RequestState::NotAString,
+            };
+            let method = envelope.method.as_deref();
+            let error = refuse_unreadable(method, state, violation, detail);
+            (envelope.id.unwrap_or(Value::Null), error)
+        }
+        // The violation is in the envelope itself (the method, the requestState, the id, a
+        // name): still JSON, still answered, without an id to answer to.
+        Err(_) => {
+            serde_json::from_slice::<IgnoredAny>(raw).ok()?;
+            let error = refuse_unreadable(None, RequestState::Absent, violation, detail);
+            (Value::Null, error)
+        }
+    };
+    Some(respond(
+        StatusCode::OK,
+        json!({"jsonrpc": "2.0", "id": id, "error": error.to_value()}),
+    ))
+}
+
+/// A JSON-RPC message's envelope, read so that values serde_json cannot hold (`1e400`, a
+/// lone surrogate) are skipped wherever they are not one of these members.
+#[derive(Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default)]
+    params: Params,
+}
+
+/// The part of `params` that [`refuse_unreadable`] needs.
+#[derive(Default, Deserialize)]
+struct Params {
+    #[serde(default, rename = "requestState")]
+    request_state: Shape,
+}
+
+/// The shape of a `requestState` member.
+#[derive(Default)]
+enum Shape {
+    /// No such member.
+    #[default]
+    Absent,
+    /// A string.
+    Text(String),
+    /// Anything else, `null` included (skipped unread).
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Shape {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ShapeVisitor)
+    }
+}
+
+struct ShapeVisitor;
+
+impl<'de> Visitor<'de> for ShapeVisitor {
+    type Value = Shape;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Shape, E> {
+        Ok(Shape::Text(v.to_owned()))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Shape, E> {
+        Ok(Shape::Other)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Shape, E> {
+        Ok(Shape::Other)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Shape, E> {
+        Ok(Shape::Other)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Shape, E> {
+        Ok(Shape::Other)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Shape, E> {
+        Ok(Shape::Other)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Shape::Other)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Shape::Other)
+    }
+}
+
 /// The answer to a body that is too large or cannot be read.
 fn too_large<B>() -> Response<ResponseBody<B>> {
     respond(
@@ -343,6 +464,11 @@ where
         let mut parts = parts;
         if parts.method == Method::POST {
             let checked = precheck_bytes(&bytes, config.detail);
+            if let Some(violation) = &checked.unreadable
+                && let Some(answer) = unreadable(&bytes, violation, config.detail)
+            {
+                return (Next::Answer, Some(answer));
+            }
             match checked.outcome {
                 Precheck::Pass => {}
                 Precheck::Unbindable(v) => {

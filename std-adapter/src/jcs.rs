@@ -9,6 +9,21 @@
 //! * numbers as IEEE 754 doubles printed the way ECMAScript's `Number.prototype.toString`
 //!   prints them (`1e+30`, `0.002`, `4.5`, `-0` as `0`).
 //!
+//! **What the argument digest binds.** RFC 8785 writes `1` and `1.0` alike, and `0` and `-0`,
+//! while a handler does not read them alike: serde_json holds `1` as an integer (`as_u64()`
+//! is `Some(1)`, a `u32` field accepts it) and `1.0`, `1e2` and `-0` as doubles (`as_u64()`
+//! is `None`, a `u32` field refuses them). So the digest hashes the **binding form**
+//! ([`to_binding_string`]): the canonical form, except that a number keeps its kind. An
+//! integer (serde_json's `u64` or `i64`) is written as RFC 8785 writes it; a double is written
+//! as RFC 8785 writes it with `.0` appended when that text has neither `.` nor `e`, and
+//! `-0.0` for negative zero: `1`, `1.0`, `100.0` (for `1e2`), `-0.0` (for `-0`). Requests that
+//! serde_json reads as different values, or as values of different kinds, never share a
+//! digest; texts it reads alike (`1.50` and `1.5`, `1E2` and `1e2`, `"\u0061"` and `"a"`,
+//! members in another order) still do. On raw text the same form is
+//! [`mrtr_json::write_binding_form`], byte for byte: an integer literal (no `.`, `e`, `E`)
+//! other than `-0` within `-2^63 ..= 2^64 - 1` is an integer, any other number a double, as
+//! serde_json reads it.
+//!
 //! Digest input must be I-JSON (RFC 7493), as RFC 8785 requires: nesting deeper than
 //! [`MAX_DEPTH`] arrays and objects, numbers that are not finite doubles, and integers a double
 //! does not carry exactly (beyond ±2^53, unless written as JCS prints them) cannot be
@@ -17,11 +32,12 @@
 //! parser has built a [`Value`]; [`crate::ijson::check`] finds them in the raw text.
 //!
 //! ```
-//! use mrtr_std::jcs::to_canonical_string;
+//! use mrtr_std::jcs::{to_binding_string, to_canonical_string};
 //! use serde_json::json;
 //!
-//! let v = json!({"b": [1.0, 2.50, 1e21], "a": "€\n"});
-//! assert_eq!(to_canonical_string(&v)?, r#"{"a":"€\n","b":[1,2.5,1e+21]}"#);
+//! let v = json!({"b": [1.0, 2.50, 1e21, 7], "a": "€\n"});
+//! assert_eq!(to_canonical_string(&v)?, r#"{"a":"€\n","b":[1,2.5,1e+21,7]}"#);
+//! assert_eq!(to_binding_string(&v)?, r#"{"a":"€\n","b":[1.0,2.5,1e+21,7]}"#);
 //! # Ok::<(), mrtr_std::jcs::JcsError>(())
 //! ```
 
@@ -69,23 +85,53 @@ impl fmt::Display for JcsError {
 
 impl std::error::Error for JcsError {}
 
+/// How numbers are written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// RFC 8785: `1.0` as `1`, `-0` as `0`.
+    Canonical,
+    /// The binding form: a double keeps its kind (`1.0`, `-0.0`).
+    Binding,
+}
+
 /// The RFC 8785 canonical form of `value`.
 pub fn to_canonical_string(value: &Value) -> Result<String, JcsError> {
+    to_string(value, Form::Canonical)
+}
+
+/// The argument binding form of `value` (see the [module docs](self)): the canonical form,
+/// with every double written as a float (`1.0`, `100.0`, `-0.0`, `1.5`, `1e+21`) and every
+/// integer as an integer (`1`, `100`, `0`).
+///
+/// ```
+/// use mrtr_std::jcs::to_binding_string;
+///
+/// let v = serde_json::from_str(r#"{"n": [1, 1.0, 100, 1e2, 0, -0, 1.50, 1E2]}"#).unwrap();
+/// assert_eq!(to_binding_string(&v)?, r#"{"n":[1,1.0,100,100.0,0,-0.0,1.5,100.0]}"#);
+/// # Ok::<(), mrtr_std::jcs::JcsError>(())
+/// ```
+pub fn to_binding_string(value: &Value) -> Result<String, JcsError> {
+    to_string(value, Form::Binding)
+}
+
+fn to_string(value: &Value, form: Form) -> Result<String, JcsError> {
     let mut out = Vec::new();
-    write_value(&mut out, value, 0)?;
+    write_value(&mut out, value, 0, form)?;
     // Only UTF-8 strings and ASCII are ever written.
     Ok(String::from_utf8(out).unwrap_or_default())
 }
 
-/// SHA-256 of the canonical form of `value`, computed without building the string.
+/// SHA-256 of the binding form of `value` ([`to_binding_string`]), computed without building
+/// the string.
 pub fn digest(value: &Value) -> Result<[u8; 32], JcsError> {
     let mut hasher = Sha256::new();
-    write_value(&mut hasher, value, 0)?;
+    write_value(&mut hasher, value, 0, Form::Binding)?;
     Ok(hasher.finalize().into())
 }
 
-/// The argument digest of a call: SHA-256 of the canonical JSON of its `arguments`, where
-/// absent, `null` and `{}` all count as `{}` (they mean "no arguments" alike).
+/// The argument digest of a call: SHA-256 of the binding form ([`to_binding_string`]) of its
+/// `arguments`, where absent, `null` and `{}` all count as `{}` (they mean "no arguments"
+/// alike).
 ///
 /// ```
 /// use mrtr_std::jcs::args_digest;
@@ -94,6 +140,7 @@ pub fn digest(value: &Value) -> Result<[u8; 32], JcsError> {
 /// assert_eq!(args_digest(None)?, args_digest(Some(&json!(null)))?);
 /// assert_eq!(args_digest(None)?, args_digest(Some(&json!({})))?);
 /// assert_ne!(args_digest(Some(&json!({"n": 1})))?, args_digest(Some(&json!({"n": "1"})))?);
+/// assert_ne!(args_digest(Some(&json!({"n": 1})))?, args_digest(Some(&json!({"n": 1.0})))?);
 /// # Ok::<(), mrtr_std::jcs::JcsError>(())
 /// ```
 pub fn args_digest(arguments: Option<&Value>) -> Result<ArgsDigest, JcsError> {
@@ -120,7 +167,7 @@ pub fn args_digest_map(arguments: Option<&Map<String, Value>>) -> Result<ArgsDig
     let mut hasher = Sha256::new();
     match arguments {
         None => hasher.put(b"{}"),
-        Some(members) => write_object(&mut hasher, members, 0)?,
+        Some(members) => write_object(&mut hasher, members, 0, Form::Binding)?,
     }
     Ok(hasher.finalize().into())
 }
@@ -152,12 +199,17 @@ impl<S: Sink> mrtr_json::Sink for Json<'_, S> {
     }
 }
 
-fn write_value<S: Sink>(out: &mut S, value: &Value, depth: usize) -> Result<(), JcsError> {
+fn write_value<S: Sink>(
+    out: &mut S,
+    value: &Value,
+    depth: usize,
+    form: Form,
+) -> Result<(), JcsError> {
     match value {
         Value::Null => out.put(b"null"),
         Value::Bool(true) => out.put(b"true"),
         Value::Bool(false) => out.put(b"false"),
-        Value::Number(n) => write_number(out, n)?,
+        Value::Number(n) => write_number(out, n, form)?,
         Value::String(s) => mrtr_json::write_string(s, &mut Json(out)),
         Value::Array(items) => {
             if depth >= MAX_DEPTH {
@@ -168,11 +220,11 @@ fn write_value<S: Sink>(out: &mut S, value: &Value, depth: usize) -> Result<(), 
                 if i > 0 {
                     out.put(b",");
                 }
-                write_value(out, item, depth + 1)?;
+                write_value(out, item, depth + 1, form)?;
             }
             out.put(b"]");
         }
-        Value::Object(members) => write_object(out, members, depth)?,
+        Value::Object(members) => write_object(out, members, depth, form)?,
     }
     Ok(())
 }
@@ -181,6 +233,7 @@ fn write_object<S: Sink>(
     out: &mut S,
     members: &Map<String, Value>,
     depth: usize,
+    form: Form,
 ) -> Result<(), JcsError> {
     if depth >= MAX_DEPTH {
         return Err(JcsError::TooDeep);
@@ -194,13 +247,13 @@ fn write_object<S: Sink>(
         }
         mrtr_json::write_string(name, &mut Json(out));
         out.put(b":");
-        write_value(out, member, depth + 1)?;
+        write_value(out, member, depth + 1, form)?;
     }
     out.put(b"}");
     Ok(())
 }
 
-fn write_number<S: Sink>(out: &mut S, n: &Number) -> Result<(), JcsError> {
+fn write_number<S: Sink>(out: &mut S, n: &Number, form: Form) -> Result<(), JcsError> {
     // An integer a double carries exactly (|i| <= 2^53 < 10^21) prints as its decimal digits:
     // the common case, written without formatting a double.
     const EXACT: u64 = 1 << 53;
@@ -218,7 +271,12 @@ fn write_number<S: Sink>(out: &mut S, n: &Number) -> Result<(), JcsError> {
         .filter(|x| x.is_finite())
         .ok_or(JcsError::NonFiniteNumber)?;
     let mut text = Number24::default();
-    mrtr_json::write_number(x, &mut text).map_err(|_| JcsError::NonFiniteNumber)?;
+    let written = if n.is_f64() && form == Form::Binding {
+        mrtr_json::write_float(x, &mut text)
+    } else {
+        mrtr_json::write_number(x, &mut text)
+    };
+    written.map_err(|_| JcsError::NonFiniteNumber)?;
     let text = text.as_bytes();
     // An integer (u64 or i64) must print as itself; floats are doubles already.
     let exact = match (n.as_u64(), n.as_i64()) {
@@ -233,8 +291,9 @@ fn write_number<S: Sink>(out: &mut S, n: &Number) -> Result<(), JcsError> {
     Ok(())
 }
 
-/// A number's canonical text, on the stack: ECMAScript prints a double in at most 25 bytes
-/// (`-1.7976931348623157e+308`, `-0.0000033333333333333333`).
+/// A number's canonical or binding text, on the stack: ECMAScript prints a double in at most
+/// 25 bytes (`-1.7976931348623157e+308`, `-0.0000033333333333333333`), the binding form adds
+/// at most `.0`.
 #[derive(Default)]
 struct Number24 {
     buf: [u8; 32],
@@ -302,300 +361,4 @@ fn format_es(x: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn canon(text: &str) -> String {
-        to_canonical_string(&serde_json::from_str(text).unwrap()).unwrap()
-    }
-
-    #[test]
-    fn rfc8785_section_3_2_2_example() {
-        let input = r#"{
-          "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
-          "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
-          "literals": [null, true, false]
-        }"#;
-        let expected = "{\"literals\":[null,true,false],\"numbers\":[333333333.3333333,1e+30,4.5,0.002,1e-27],\"string\":\"\u{20ac}$\\u000f\\nA'B\\\"\\\\\\\\\\\"/\"}";
-        assert_eq!(canon(input), expected);
-    }
-
-    #[test]
-    fn rfc8785_section_3_2_3_sorting_by_utf16_code_units() {
-        let input = r#"{
-          "\u20ac": "Euro Sign",
-          "\r": "Carriage Return",
-          "\ufb33": "Hebrew Letter Dalet With Dagesh",
-          "1": "One",
-          "\ud83d\ude00": "Emoji: Grinning Face",
-          "\u0080": "Control",
-          "\u00f6": "Latin Small Letter O With Diaeresis"
-        }"#;
-        let out = canon(input);
-        let v: Value = serde_json::from_str(input).unwrap();
-        let order: Vec<&str> = [
-            "Carriage Return",
-            "One",
-            "Control",
-            "Latin Small Letter O With Diaeresis",
-            "Euro Sign",
-            "Emoji: Grinning Face",
-            "Hebrew Letter Dalet With Dagesh",
-        ]
-        .to_vec();
-        let positions: Vec<usize> = order.iter().map(|s| out.find(s).unwrap()).collect();
-        assert!(positions.windows(2).all(|w| w[0] < w[1]), "{out}");
-        // Code-point (UTF-8) order would put U+FB33 before the emoji.
-        assert_eq!(v.as_object().unwrap().len(), 7);
-        assert!(out.starts_with("{\"\\r\":\"Carriage Return\",\"1\":\"One\""));
-    }
-
-    #[test]
-    fn rfc8785_appendix_b_numbers() {
-        let cases: &[(u64, &str)] = &[
-            (0x0000000000000000, "0"),
-            (0x8000000000000000, "0"),
-            (0x0000000000000001, "5e-324"),
-            (0x8000000000000001, "-5e-324"),
-            (0x7fefffffffffffff, "1.7976931348623157e+308"),
-            (0xffefffffffffffff, "-1.7976931348623157e+308"),
-            (0x4340000000000000, "9007199254740992"),
-            (0xc340000000000000, "-9007199254740992"),
-            (0x4430000000000000, "295147905179352830000"),
-            (0x44b52d02c7e14af5, "9.999999999999997e+22"),
-            (0x44b52d02c7e14af6, "1e+23"),
-            (0x44b52d02c7e14af7, "1.0000000000000001e+23"),
-            (0x444b1ae4d6e2ef4e, "999999999999999700000"),
-            (0x444b1ae4d6e2ef4f, "999999999999999900000"),
-            (0x444b1ae4d6e2ef50, "1e+21"),
-            (0x3eb0c6f7a0b5ed8c, "9.999999999999997e-7"),
-            (0x3eb0c6f7a0b5ed8d, "0.000001"),
-            (0x41b3de4355555553, "333333333.3333332"),
-            (0x41b3de4355555554, "333333333.33333325"),
-            (0x41b3de4355555555, "333333333.3333333"),
-            (0x41b3de4355555556, "333333333.3333334"),
-            (0x41b3de4355555557, "333333333.33333343"),
-            (0xbecbf647612f3696, "-0.0000033333333333333333"),
-            (0x43143ff3c1cb0959, "1424953923781206.2"),
-            (0x4340000000000001, "9007199254740994"),
-        ];
-        for &(bits, expected) in cases {
-            let x = f64::from_bits(bits);
-            assert_eq!(format_es(x), expected, "{bits:016x}");
-            let v = Value::Number(Number::from_f64(x).unwrap());
-            assert_eq!(to_canonical_string(&v).unwrap(), expected, "{bits:016x}");
-        }
-    }
-
-    #[test]
-    fn random_doubles_read_back_exactly_with_the_fewest_digits() {
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        for _ in 0..50_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let v = f64::from_bits(x);
-            if !v.is_finite() {
-                continue;
-            }
-            let s = format_es(v);
-            assert_eq!(s.parse::<f64>().unwrap(), v, "{s} for {x:016x}");
-            // As many significant digits as Rust's shortest round trip.
-            let sig = |t: &str| {
-                let m = t.split(['e', 'E']).next().unwrap_or("");
-                let d: String = m.chars().filter(char::is_ascii_digit).collect();
-                d.trim_matches('0').len()
-            };
-            assert_eq!(sig(&s), sig(&format!("{:e}", v.abs())), "{x:016x}");
-        }
-    }
-
-    #[test]
-    fn ties_between_two_shortest_candidates_go_to_the_even_digit() {
-        // Doubles near 1.4e15 are 0.25 apart: 1424953923781206.25 reads back from ...206.2 and
-        // ...206.3 alike, both 0.05 away; ECMAScript picks the even last digit.
-        let x = f64::from_bits(0x4314_3ff3_c1cb_0959);
-        assert_eq!(x, 1424953923781206.0 + 0.25);
-        assert_eq!(format_es(x), "1424953923781206.2");
-        assert_eq!(format_es(-x), "-1424953923781206.2");
-        // Not a tie: one candidate is strictly closer.
-        assert_eq!(format_es(1424953923781206.5), "1424953923781206.5");
-    }
-
-    #[test]
-    fn integers_and_simple_decimals() {
-        assert_eq!(
-            canon("[1, -1, 10, 1.0, 100e-2, 123456789012, -0.0, 0.5, 1e-7]"),
-            "[1,-1,10,1,1,123456789012,0,0.5,1e-7]"
-        );
-        // An integer a double carries exactly, written as JCS prints it, is fine.
-        assert_eq!(canon("9007199254740992"), "9007199254740992");
-        assert_eq!(canon("-9007199254740992"), "-9007199254740992");
-        assert_eq!(canon("18446744073709552000"), "18446744073709552000");
-        // Beyond 2^53 an integer that would print as another value is refused (I-JSON):
-        // otherwise 2^53 + 1 and 2^53 would share a digest.
-        for lossy in [
-            "9007199254740993",
-            "-9007199254740993",
-            "18446744073709551615",
-            "-9223372036854775808",
-        ] {
-            let v: Value = serde_json::from_str(lossy).unwrap();
-            assert_eq!(
-                to_canonical_string(&v),
-                Err(JcsError::LossyNumber),
-                "{lossy}"
-            );
-        }
-        assert_eq!(
-            args_digest(Some(&json!({"amount": 9007199254740993u64}))),
-            Err(JcsError::LossyNumber)
-        );
-    }
-
-    #[test]
-    fn strings_escape_only_what_jcs_escapes() {
-        assert_eq!(
-            to_canonical_string(&json!("a\u{0}\u{1f}\u{7f}\u{2028}/\u{8}\u{c}\t")).unwrap(),
-            "\"a\\u0000\\u001f\u{7f}\u{2028}/\\b\\f\\t\""
-        );
-    }
-
-    #[test]
-    fn key_order_is_irrelevant_but_types_matter() {
-        let a = args_digest(Some(&json!({"x": 1, "y": [true, null]}))).unwrap();
-        let b = args_digest(Some(
-            &serde_json::from_str(r#"{ "y" : [ true , null ], "x" : 1.0 }"#).unwrap(),
-        ))
-        .unwrap();
-        assert_eq!(a, b);
-        let one = args_digest(Some(&json!(1))).unwrap();
-        let s = args_digest(Some(&json!("1"))).unwrap();
-        let arr = args_digest(Some(&json!([1]))).unwrap();
-        assert_ne!(one, s);
-        assert_ne!(one, arr);
-        assert_ne!(s, arr);
-        assert_ne!(
-            args_digest(Some(&json!({}))).unwrap(),
-            args_digest(Some(&json!([]))).unwrap()
-        );
-    }
-
-    #[test]
-    fn absent_null_and_empty_object_hash_alike() {
-        let empty = args_digest(None).unwrap();
-        assert_eq!(args_digest(Some(&Value::Null)).unwrap(), empty);
-        assert_eq!(args_digest(Some(&json!({}))).unwrap(), empty);
-        // And it is the SHA-256 of "{}".
-        let expected: [u8; 32] = Sha256::digest(b"{}").into();
-        assert_eq!(empty, expected);
-    }
-
-    #[test]
-    fn digest_hashes_the_canonical_string() {
-        let v = json!({"b": "é", "a": [1.5, {"z": false, "m": null}]});
-        let s = to_canonical_string(&v).unwrap();
-        assert_eq!(s, r#"{"a":[1.5,{"m":null,"z":false}],"b":"é"}"#);
-        let expected: [u8; 32] = Sha256::digest(s.as_bytes()).into();
-        assert_eq!(digest(&v).unwrap(), expected);
-    }
-
-    fn nested(depth: usize) -> Value {
-        let mut v = json!(1);
-        for i in 0..depth {
-            v = if i % 2 == 0 {
-                Value::Array(vec![v])
-            } else {
-                Value::Object(Map::from_iter([("k".to_owned(), v)]))
-            };
-        }
-        v
-    }
-
-    #[test]
-    fn nesting_limit_is_exact() {
-        assert!(to_canonical_string(&nested(MAX_DEPTH)).is_ok());
-        assert_eq!(
-            to_canonical_string(&nested(MAX_DEPTH + 1)),
-            Err(JcsError::TooDeep)
-        );
-        assert_eq!(
-            args_digest(Some(&nested(MAX_DEPTH + 1))),
-            Err(JcsError::TooDeep)
-        );
-        // Far deeper than the limit: refused, not a stack overflow.
-        let mut deep = json!(null);
-        for _ in 0..100_000 {
-            deep = Value::Array(vec![deep]);
-        }
-        assert_eq!(digest(&deep), Err(JcsError::TooDeep));
-        // serde_json drops deep values recursively; leak it to keep the test about JCS.
-        std::mem::forget(deep);
-        assert!(JcsError::TooDeep.to_string().contains("64"));
-    }
-
-    fn object(v: Value) -> Map<String, Value> {
-        match v {
-            Value::Object(m) => m,
-            other => Map::from_iter([("k".to_owned(), other)]),
-        }
-    }
-
-    #[test]
-    fn map_arguments_digest_as_the_same_object_value() {
-        let cases = [
-            json!({}),
-            json!({"b": [1.0, 2.50, 1e21], "a": "€\n", "\u{10000}": 1, "\u{ffff}": 2}),
-            json!({"party": 4, "when": {"date": "2026-12-24", "flex": null}}),
-        ];
-        for v in cases {
-            let map = object(v.clone());
-            assert_eq!(args_digest_map(Some(&map)), args_digest(Some(&v)), "{v}");
-        }
-        // Absent is `{}`, not the digest of nothing.
-        assert_eq!(args_digest_map(None), args_digest(Some(&json!({}))));
-        assert_eq!(args_digest_map(None), args_digest(None));
-        let empty: [u8; 32] = Sha256::digest(b"{}").into();
-        assert_eq!(args_digest_map(None), Ok(empty));
-        // Different arguments, different digests.
-        assert_ne!(
-            args_digest_map(Some(&object(json!({"n": 1})))),
-            args_digest_map(Some(&object(json!({"n": "1"}))))
-        );
-    }
-
-    #[test]
-    fn map_arguments_share_the_nesting_limit() {
-        // The map is the top-level container (depth 1), as inside a Value.
-        let wrap = |v: Value| Map::from_iter([("k".to_owned(), v)]);
-        let at_limit = wrap(nested(MAX_DEPTH - 1));
-        assert!(args_digest_map(Some(&at_limit)).is_ok());
-        let over = wrap(nested(MAX_DEPTH));
-        assert_eq!(args_digest_map(Some(&over)), Err(JcsError::TooDeep));
-    }
-
-    #[test]
-    fn integers_print_as_the_double_they_are() {
-        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut cases: Vec<i64> = vec![0, 1, -1, 9, 10, -10, 1 << 53, -(1 << 53), 1_000_000];
-        for _ in 0..10_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            cases.push((x >> (x % 64)) as i64 % (1 << 53));
-        }
-        for i in cases {
-            let v = serde_json::json!(i);
-            assert_eq!(
-                to_canonical_string(&v).unwrap(),
-                format_number(i as f64),
-                "{i}"
-            );
-        }
-        assert_eq!(
-            to_canonical_string(&serde_json::json!(u64::MAX)),
-            Err(JcsError::LossyNumber)
-        );
-    }
-}
+mod tests;

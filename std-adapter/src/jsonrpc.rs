@@ -9,7 +9,8 @@
 //!
 //! The protocol version is `params._meta["io.modelcontextprotocol/protocolVersion"]` (bound
 //! as the empty string when absent); the principal is whoever the server authenticated. The
-//! argument digest is SHA-256 of the RFC 8785 canonical JSON of the arguments ([`crate::jcs`]).
+//! argument digest is SHA-256 of the binding form of the arguments: their RFC 8785 canonical
+//! JSON with every number keeping its kind, integer or float ([`crate::jcs`]).
 //! Any other method cannot pause, and a `requestState` it carries is ignored.
 
 use std::borrow::Cow;
@@ -590,13 +591,71 @@ pub struct Prechecked<'a> {
     /// The message's `method`, when it has a string one (an HTTP layer uses it to route
     /// admission hooks without parsing the message).
     pub method: Option<Cow<'a, str>>,
+    /// Set when the text is not I-JSON in a way serde_json refuses outright (a number beyond
+    /// a double's range such as `1e400`, a lone surrogate): an SDK built on serde_json cannot
+    /// read the message at all and would answer with its own transport error (rmcp: HTTP
+    /// 415). The outcome is then [`Precheck::Pass`]; answer the message with
+    /// [`refuse_unreadable`] instead of handing it on (if it is JSON at all).
+    pub unreadable: Option<Violation>,
+}
+
+/// The answer to a message whose text is JSON that a parser cannot read
+/// ([`Prechecked::unreadable`]), from what an envelope reader tolerant of such values found:
+/// its `method` and the shape of its `params.requestState`.
+///
+/// * a `requestState` string on a pausable method: the uniform `-32602` rejection, reason
+///   `arguments_unbindable` (as [`precheck_raw`] answers a resume that is not I-JSON);
+/// * a `requestState` that is not a string on a pausable method: the uniform rejection,
+///   reason `malformed`;
+/// * anything else: `-32602` naming the problem and where it is, e.g. `Invalid params: the
+///   request is not I-JSON (number not exactly representable as a double at
+///   /params/arguments/x)`.
+///
+/// ```
+/// use mrtr_std::core::ErrorDetail;
+/// use mrtr_std::jsonrpc::{RequestState, precheck_bytes, refuse_unreadable};
+///
+/// let raw = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call",
+///               "params":{"name":"book","arguments":{"x":1e400}}}"#;
+/// let violation = precheck_bytes(raw, ErrorDetail::Uniform).unreadable.expect("unreadable");
+/// let error = refuse_unreadable(Some("tools/call"), RequestState::Absent, &violation,
+///                               ErrorDetail::Uniform);
+/// assert_eq!(error.code(), -32602);
+/// assert!(error.to_value()["message"].as_str().unwrap().contains("/params/arguments/x"));
+/// ```
+pub fn refuse_unreadable(
+    method: Option<&str>,
+    request_state: RequestState<'_>,
+    violation: &Violation,
+    detail: ErrorDetail,
+) -> JsonRpcError {
+    let pausable = method.filter(|m| Method::from_name(m).is_some());
+    match (pausable, request_state) {
+        (Some(method), RequestState::Token(_)) => {
+            tracing::info!(
+                target: "mrtr",
+                reason = Reason::ArgumentsUnbindable.as_str(),
+                method,
+                violation = violation.kind().as_str(),
+                at = violation.path(),
+                "requestState rejected: the request is not I-JSON"
+            );
+            JsonRpcError::from_rejection(Rejection::new(Reason::ArgumentsUnbindable, detail))
+        }
+        (Some(method), RequestState::NotAString) => not_a_string(Reason::Malformed, method, detail),
+        _ => JsonRpcError::invalid_params(format!(
+            "Invalid params: the request is not I-JSON ({violation})"
+        )),
+    }
 }
 
 /// [`precheck_raw`] on the raw text alone, for an HTTP layer in front of an SDK: the same
 /// decision, reached in one pass over the text that builds no tree (see [`ijson::scan`]). Only
 /// a message that is refused or marked (rare) is parsed as well, to decide exactly as
 /// [`precheck_raw`] does on what a parser reads. Text a parser refuses passes: the SDK
-/// answers its parse error.
+/// answers its parse error; when that text is JSON but not I-JSON in a way the parser cannot
+/// read (`1e400`, a lone surrogate), [`Prechecked::unreadable`] says so, for the layer to
+/// answer with [`refuse_unreadable`].
 ///
 /// ```
 /// use mrtr_std::core::ErrorDetail;
@@ -624,6 +683,7 @@ pub fn precheck_bytes(raw: &[u8], detail: ErrorDetail) -> Prechecked<'_> {
                 return Prechecked {
                     outcome: Precheck::Pass,
                     method: envelope.method,
+                    unreadable: None,
                 };
             }
             Ok(())
@@ -637,10 +697,16 @@ pub fn precheck_bytes(raw: &[u8], detail: ErrorDetail) -> Prechecked<'_> {
                 .get("method")
                 .and_then(Value::as_str)
                 .map(|m| Cow::Owned(m.to_owned())),
+            unreadable: None,
         },
         Err(_) => Prechecked {
             outcome: Precheck::Pass,
             method: None,
+            // The scan read the text as JSON up to a violation: a parser that refuses it may
+            // refuse that (or a later) value rather than the text's syntax.
+            unreadable: violation
+                .err()
+                .filter(|v| v.kind() != ijson::ViolationKind::NotJson),
         },
     }
 }

@@ -1,8 +1,12 @@
 //! Golden vectors for the argument digest (`tests/vectors/args-digest.json`): each input is
-//! raw JSON text; an I-JSON input has its RFC 8785 canonical text and SHA-256, any other is
-//! refused with its reason. The vectors are regenerated from `VECTORS` below and compared with
-//! the file; `MRTR_BLESS=1` rewrites it. Every vector must also appear in
-//! `docs/token-format.md`. `tests/vectors/check_args_digest.py` checks the file independently.
+//! raw JSON text; an I-JSON input has its RFC 8785 canonical text, its binding text (the
+//! canonical text with every number keeping its kind: `1.0`, `-0.0`) and the SHA-256 of the
+//! binding text, any other is refused with its reason. The vectors are regenerated from
+//! `VECTORS` below and compared with the file; `MRTR_BLESS=1` rewrites it. Every vector must
+//! also appear in `docs/token-format.md`. `tests/vectors/check_args_digest.py` checks the file
+//! independently. The no_std writer (`mrtr_json`, the gateway firmware's) must give the same
+//! binding text and digest from the raw text, and the pairs of issue 49 (section 4) must bind
+//! apart on every path.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -66,8 +70,9 @@ const VECTORS: &[(&str, &str)] = &[
     ),
     ("2^53 is a double", r#"{"amount": 9007199254740992}"#),
     (
-        "integers written in other forms",
-        r#"{"a": 1.0, "b": 100e-2, "c": -0.0, "d": 1E2}"#,
+        "numbers keep their kind",
+        r#"{"int": [1, 100, 0, -7, 9007199254740992, 10000000000000000000],
+  "float": [1.0, 100e-2, 1e2, -0, -0.0, 0.0, 1.50, 1E2, 1e21, 5e-324, 100000000000000000000]}"#,
     ),
     ("refused: 2^53 + 1", r#"{"amount": 9007199254740993}"#),
     (
@@ -95,10 +100,14 @@ struct Vector {
     name: String,
     /// The raw arguments text, exactly as a client sends it.
     arguments: String,
-    /// The canonical text (absent when refused).
+    /// The RFC 8785 canonical text (absent when refused).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     canonical: Option<String>,
-    /// SHA-256 of the canonical text, hex (absent when refused).
+    /// The binding text: the canonical text with numbers keeping their kind (absent when
+    /// refused).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    bound: Option<String>,
+    /// SHA-256 of the binding text, hex (absent when refused).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     sha256_hex: Option<String>,
     /// Why the input cannot be bound (absent when accepted).
@@ -125,6 +134,7 @@ fn compute(name: &str, raw: &str) -> Vector {
         name: name.to_owned(),
         arguments: raw.to_owned(),
         canonical: None,
+        bound: None,
         sha256_hex: None,
         refused: None,
     };
@@ -141,9 +151,11 @@ fn compute(name: &str, raw: &str) -> Vector {
     };
     match jcs::to_canonical_string(&value) {
         Ok(text) => {
+            let bound = jcs::to_binding_string(&value).expect("canonical, so bound");
             let digest = jcs::args_digest(Some(&value)).expect("canonical");
             v.sha256_hex = Some(hex(&digest));
             v.canonical = Some(text);
+            v.bound = Some(bound);
         }
         Err(JcsError::TooDeep) => v.refused = Some("too_deep".into()),
         Err(e) => v.refused = Some(format!("{e:?}")),
@@ -157,9 +169,11 @@ fn path(rel: &str) -> PathBuf {
 
 fn expected() -> File {
     File {
-        description: "Argument digest vectors: RFC 8785 canonical JSON of the call's arguments \
-                      and its SHA-256; inputs that are not I-JSON are refused. See \
-                      docs/token-format.md, section \"Argument digest\"."
+        description: "Argument digest vectors: the RFC 8785 canonical JSON of the call's \
+                      arguments, its binding form (numbers keep their kind: a float is written \
+                      with a fraction or an exponent, 1.0, -0.0) and the SHA-256 of the binding \
+                      form; inputs that are not I-JSON are refused. See docs/token-format.md, \
+                      section \"Argument digest\"."
             .into(),
         vectors: VECTORS.iter().map(|(n, raw)| compute(n, raw)).collect(),
     }
@@ -236,5 +250,134 @@ fn every_vector_is_in_the_document() {
             "docs/token-format.md does not list vector {:?} ({shown})",
             v.name
         );
+    }
+}
+
+/// mrtr-json's binding text and digest of raw `text` (as the gateway firmware computes them).
+fn gateway(text: &str) -> Result<(String, [u8; 32]), mrtr_json::Error> {
+    let limits = mrtr_json::Limits {
+        max_depth: 128,
+        ..mrtr_json::Limits::DEFAULT
+    };
+    let value = mrtr_json::parse(text.as_bytes(), &limits)?;
+    let digest = mrtr_json::args_digest(Some(value))?;
+    let value = match value.kind() {
+        mrtr_json::Kind::Null => mrtr_json::parse(b"{}", &limits)?,
+        _ => value,
+    };
+    let mut buf = vec![0u8; text.len() * 2 + 16];
+    let mut w = mrtr_json::Writer::new(&mut buf);
+    mrtr_json::write_binding_form(value, &mut w, &mrtr_json::Limits::DEFAULT)?;
+    let bound = String::from_utf8(w.finish()?.to_vec()).expect("UTF-8");
+    Ok((bound, digest))
+}
+
+/// mrtr-std's digest of the same text, as the hosted server computes it: serde_json's value,
+/// held as rmcp hands it to a typed `Parameters<P>` handler (a `Map`).
+fn host(text: &str) -> [u8; 32] {
+    let value: Value = serde_json::from_str(text).unwrap();
+    let by_value = jcs::args_digest(Some(&value)).unwrap();
+    if let Value::Object(map) = &value {
+        assert_eq!(jcs::args_digest_map(Some(map)).unwrap(), by_value, "{text}");
+    }
+    by_value
+}
+
+#[test]
+fn the_gateway_binds_every_vector_as_the_host_does() {
+    for v in expected().vectors {
+        match (&v.bound, &v.sha256_hex) {
+            (Some(bound), Some(sha)) => {
+                let (text, digest) =
+                    gateway(&v.arguments).unwrap_or_else(|e| panic!("{}: {e}", v.name));
+                assert_eq!(&text, bound, "{}", v.name);
+                assert_eq!(&hex(&digest), sha, "{}", v.name);
+            }
+            _ => assert!(gateway(&v.arguments).is_err(), "{} is refused", v.name),
+        }
+    }
+}
+
+/// What a typed handler reads from `{"n": <lit>}`: a `u64` field, or why it refuses.
+fn typed_u64(lit: &str) -> Result<u64, String> {
+    #[derive(Deserialize)]
+    struct Args {
+        n: u64,
+    }
+    serde_json::from_str::<Args>(&format!(r#"{{"n":{lit}}}"#))
+        .map(|a| a.n)
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn requests_a_handler_reads_differently_never_share_a_digest() {
+    let digests = |lit: &str| {
+        let text = format!(r#"{{"n":{lit}}}"#);
+        let (_, gateway) = gateway(&text).unwrap();
+        let host = host(&text);
+        assert_eq!(gateway, host, "{text}: the gateway and the host bind alike");
+        host
+    };
+    // Issue 49's pairs: RFC 8785 writes each pair alike; a typed handler does not read them
+    // alike (a `u64` field takes the first and refuses the second).
+    for (a, b) in [("1", "1.0"), ("100", "1e2"), ("0", "-0")] {
+        assert_ne!(typed_u64(a), typed_u64(b), "{a} {b}");
+        assert_ne!(digests(a), digests(b), "{a} {b}");
+    }
+    // Texts every reader reads alike still bind alike.
+    for (a, b) in [
+        ("1.0", "1.00"),
+        ("1e2", "1E2"),
+        ("1e2", "100.0"),
+        ("-0", "-0.0"),
+        ("1.5", "1.50"),
+        ("7", "7"),
+    ] {
+        assert_eq!(digests(a), digests(b), "{a} {b}");
+    }
+}
+
+/// The rows of the document's table of numbers (`| number as written | RFC 8785 text |
+/// binding text |`): each cell's text between backquotes.
+fn documented_numbers() -> Vec<[String; 3]> {
+    let doc = std::fs::read_to_string(path("../docs/token-format.md")).unwrap();
+    let table = doc
+        .split("| number as written | RFC 8785 text | binding text |")
+        .nth(1)
+        .expect("docs/token-format.md has the table of numbers");
+    table
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|row| {
+            let cells: Vec<String> = row
+                .split('|')
+                .map(|c| c.trim().trim_matches('`').to_owned())
+                .filter(|c| !c.is_empty())
+                .collect();
+            [cells[0].clone(), cells[1].clone(), cells[2].clone()]
+        })
+        .collect()
+}
+
+#[test]
+fn the_documented_numbers_are_what_both_writers_write() {
+    let rows = documented_numbers();
+    assert!(rows.len() >= 10, "{rows:?}");
+    for [written, canonical, bound] in rows {
+        let text = format!("[{written}]");
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            jcs::to_canonical_string(&value).unwrap(),
+            format!("[{canonical}]"),
+            "{written}"
+        );
+        assert_eq!(
+            jcs::to_binding_string(&value).unwrap(),
+            format!("[{bound}]"),
+            "{written}"
+        );
+        let (gateway_text, _) = gateway(&text).unwrap();
+        assert_eq!(gateway_text, format!("[{bound}]"), "{written}");
     }
 }

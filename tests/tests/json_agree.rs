@@ -6,8 +6,9 @@
 //! The generators cover short and `\uXXXX` escapes (either case of hex), surrogate pairs,
 //! lone surrogates, member names whose UTF-16 order is not their UTF-8 order (U+E000..U+FFFF
 //! against supplementary characters), duplicates spelled differently, integers around 2^53,
-//! over-precise decimals, exponents (up to absurd ones), negative zero, doubles printed
-//! every way, nesting around the depth limit of 64, whitespace, and broken texts.
+//! over-precise decimals, exponents (up to absurd ones), negative zero, integers at the ends
+//! of the 64-bit range (where a number's kind changes), doubles printed every way, nesting
+//! around the depth limit of 64, whitespace, and broken texts.
 
 use mrtr_json::{Limits, args_digest, parse};
 use mrtr_std::{ijson, jcs};
@@ -217,6 +218,18 @@ impl Gen {
             "1424953923781206.2",
             "1E30",
             "100e-2",
+            // Around the 64-bit integer range, where serde_json's integers end and the
+            // binding form's kinds must end with them.
+            "9223372036854775808",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "-9223372036854776000",
+            "10000000000000000000",
+            "18446744073709551615",
+            "18446744073709552000",
+            "100000000000000000000",
+            "1.0",
+            "1e2",
             "01",
             "1.",
             "-",

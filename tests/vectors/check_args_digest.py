@@ -4,8 +4,14 @@ docs/token-format.md ("Argument digest") and RFC 8785 alone, with the standard l
 
 For every vector it parses the raw `arguments` text itself, decides whether it is I-JSON
 (duplicate member names, numbers a double does not carry, lone surrogates, nesting deeper
-than 64), and for accepted inputs writes the canonical text and its SHA-256. Prints
-`N passed, M failed` and exits non-zero on any failure.
+than 64), and for accepted inputs writes the RFC 8785 canonical text, the binding text (the
+canonical text with every number keeping its kind) and the SHA-256 of the binding text.
+Prints `N passed, M failed` and exits non-zero on any failure.
+
+The binding rule, from the document: a number literal with no `.`, `e` or `E`, other than
+`-0`, within -2^63 ..= 2^64 - 1 is an integer and is written as RFC 8785 writes it; any other
+number is a float, written as RFC 8785 writes it with `.0` appended when that text has neither
+`.` nor `e`, and `-0.0` for a negative zero.
 
 Usage: python3 tests/vectors/check_args_digest.py [FILE]
 """
@@ -85,6 +91,25 @@ def number(lit: str) -> str:
     return text
 
 
+def is_integer(lit: str) -> bool:
+    """Whether a number literal binds as an integer (decided on the text alone)."""
+    if any(c in lit for c in ".eE") or lit == "-0":
+        return False
+    return -(2 ** 63) <= int(lit) <= 2 ** 64 - 1
+
+
+def bound_number(lit: str) -> str:
+    """The binding text of a number literal: its kind kept."""
+    text = number(lit)
+    if is_integer(lit):
+        return text
+    if text == "0":
+        return "-0.0" if lit.startswith("-") else "0.0"
+    if "." not in text and "e" not in text:
+        return text + ".0"
+    return text
+
+
 def string(s: str) -> str:
     if any(0xD800 <= ord(c) <= 0xDFFF for c in s):
         raise Refused("lone_surrogate")
@@ -105,7 +130,8 @@ def string(s: str) -> str:
     return "".join(out)
 
 
-def canonical(v, depth=0) -> str:
+def canonical(v, depth=0, num=number) -> str:
+    """The RFC 8785 text of `v` (`num=bound_number`: the binding text)."""
     if v is None:
         return "null"
     if v is True:
@@ -113,18 +139,18 @@ def canonical(v, depth=0) -> str:
     if v is False:
         return "false"
     if isinstance(v, Num):
-        return number(v.text)
+        return num(v.text)
     if isinstance(v, str):
         return string(v)
     if depth >= MAX_DEPTH:
         raise Refused("too_deep")
     if isinstance(v, list):
-        return "[" + ",".join(canonical(i, depth + 1) for i in v) + "]"
+        return "[" + ",".join(canonical(i, depth + 1, num) for i in v) + "]"
     if isinstance(v, dict):
         for k in v:
             string(k)  # refuses lone surrogates in names
         items = sorted(v.items(), key=lambda kv: kv[0].encode("utf-16-be", "surrogatepass"))
-        return "{" + ",".join(string(k) + ":" + canonical(x, depth + 1) for k, x in items) + "}"
+        return "{" + ",".join(string(k) + ":" + canonical(x, depth + 1, num) for k, x in items) + "}"
     raise TypeError(type(v))
 
 
@@ -135,6 +161,7 @@ def check(vector) -> str | None:
         if value is None:  # absent and null arguments digest as {}
             value = {}
         text = canonical(value)
+        bound = canonical(value, num=bound_number)
     except Refused as r:
         if vector.get("refused") == r.kind:
             return None
@@ -143,7 +170,9 @@ def check(vector) -> str | None:
         return f"accepted as {text!r}, vector says refused: {vector['refused']}"
     if text != vector["canonical"]:
         return f"canonical text {text!r} != {vector['canonical']!r}"
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if bound != vector["bound"]:
+        return f"binding text {bound!r} != {vector['bound']!r}"
+    digest = hashlib.sha256(bound.encode("utf-8")).hexdigest()
     if digest != vector["sha256_hex"]:
         return f"SHA-256 {digest} != {vector['sha256_hex']}"
     return None
@@ -157,6 +186,17 @@ def self_test():
         x = struct.unpack(">d", bits.to_bytes(8, "big"))[0]
         got = es_number(x)
         assert got == want, (hex(bits), got, want)
+    # The binding rule on issue 49's pairs: each pair binds apart, what reads alike binds alike.
+    def digest(text):
+        return hashlib.sha256(canonical(parse(text), num=bound_number).encode()).hexdigest()
+    for a, b in [("1", "1.0"), ("100", "1e2"), ("0", "-0")]:
+        assert digest('{"n":%s}' % a) != digest('{"n":%s}' % b), (a, b)
+    for a, b in [("1.0", "1.00"), ("1e2", "1E2"), ("1e2", "100.0"), ("-0", "-0.0")]:
+        assert digest('{"n":%s}' % a) == digest('{"n":%s}' % b), (a, b)
+    for lit, want in [("1", "1"), ("1.0", "1.0"), ("1e2", "100.0"), ("-0", "-0.0"),
+                      ("0.0", "0.0"), ("1e21", "1e+21"), ("-9007199254740992", "-9007199254740992"),
+                      ("18446744073709552000", "18446744073709552000.0")]:
+        assert bound_number(lit) == want, (lit, bound_number(lit), want)
 
 
 def main(argv):

@@ -111,8 +111,11 @@ pub(crate) struct Frame<'a> {
 
 impl<'a> Frame<'a> {
     /// Reads the header of decoded token `bytes` for a key ring of `algorithm`, and takes the
-    /// token apart. Checks, in order: the version (`UnsupportedVersion`), the algorithm
-    /// (`WrongAlgorithm`), then the key id length and every other length (`Malformed`).
+    /// token apart. Checks, in order (docs/token-format.md §2): at least the 3 fixed header
+    /// bytes (`Malformed`, so a token of 1 or 2 bytes is malformed whatever its version byte),
+    /// the version (`UnsupportedVersion`), the algorithm (`WrongAlgorithm`), then the key id
+    /// length and room for key id, nonce, smallest state and tag (`Malformed`). The key id's
+    /// characters are not checked: an id no key ring can hold is `UnknownKey` at the lookup.
     #[inline]
     pub fn read(bytes: &'a mut [u8], algorithm: Algorithm) -> Result<Self, Reason> {
         let [version, alg, k] = *bytes

@@ -13,7 +13,7 @@ use crate::stack;
 
 /// What a vector expects.
 pub enum Expected {
-    /// Digested: the SHA-256 of its canonical form.
+    /// Digested: the SHA-256 of its binding form (RFC 8785, numbers keeping their kind).
     Digest([u8; 32]),
     /// Refused, for the reason named (`mrtr_json::Error::as_str`).
     Refused(&'static str),
@@ -47,7 +47,7 @@ fn request_digest(request: &str) -> Result<[u8; 32], Error> {
 
 /// Runs every vector and measures one request's digest.
 pub fn check(report: &mut Report, timer: &mut Timer) {
-    defmt::println!("-- argument digest (mrtr-json, RFC 8785)");
+    defmt::println!("-- argument digest (mrtr-json, RFC 8785 with number kinds)");
     let mut passed = 0usize;
     for (name, arguments, expected) in ARGS_DIGEST_VECTORS {
         let got = digest_of(arguments);
