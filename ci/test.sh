@@ -14,6 +14,7 @@ SUITES=(
     20-nostd-build    # core + backends build without alloc for Cortex-M4F, Cortex-M0 (no CAS) and RISC-V rv32imc (no atomics)
     30-firmware-qemu  # gateway firmware checks under QEMU per backend: Cortex-M0 (micro:bit), M3, M4F, RISC-V rv32imc; defmt log decoded and checked
     35-gateway        # the gateway firmware as an MCP server under QEMU: stdio on four families, Streamable HTTP on M4F, real clients, conformance MRTR, a fleet with a hosted node
+    40-redis-fleet    # mrtr-std on a 3-primary Redis Cluster (resharding under traffic), a Sentinel failover (with and without WAIT) and a Redis restart under load
     50-fuzz           # cargo-fuzz targets, 30 s each from the committed seeds; any crash fails
     60-peers          # hosted MCP server vs Python/TypeScript/rmcp clients, wire negatives, 2 nodes + Redis, conformance MRTR
 )

@@ -22,6 +22,10 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 log "mrtr-std: no default features, and every feature"
 cargo clippy -p mrtr-std --no-default-features --locked -- -D warnings
 cargo clippy -p mrtr-std --all-features --all-targets --locked -- -D warnings
+# --all-features turns redis-tls on, which changes the redis crate's Sentinel API: the fleet
+# features are also checked without it.
+cargo clippy -p mrtr-std --all-targets --features redis-fleet-tests --locked -- -D warnings
+cargo clippy -p mrtr-std --no-default-features --features redis-cluster,redis-sentinel --locked -- -D warnings
 
 log "cargo doc --no-deps -D warnings"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --locked

@@ -63,6 +63,8 @@ pub(crate) struct PolicyRead {
     name: String,
     /// `used_memory < maxmemory` (or no `maxmemory`), when `INFO` said.
     room: Option<bool>,
+    /// The cluster node (`host:port`) this reading came from; `None` for one Redis.
+    node: Option<String>,
 }
 
 impl PolicyRead {
@@ -101,7 +103,52 @@ impl PolicyRead {
             observed: Observed::Unreadable,
             name: String::new(),
             room: None,
+            node: None,
         }
+    }
+
+    /// The same reading, from cluster node `node` (`host:port`, cleaned for logs).
+    #[cfg(feature = "redis-cluster")]
+    pub(crate) fn at(mut self, node: &str) -> Self {
+        let node = node
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '-' | '[' | ']'))
+            .take(80)
+            .collect();
+        self.node = Some(node);
+        self
+    }
+
+    /// The worst of several readings (a cluster's primaries): any evicting or unreadable
+    /// policy refuses the whole store, and any full node means no room. No reading at all is
+    /// unreadable.
+    #[cfg(feature = "redis-cluster")]
+    pub(crate) fn worst(reads: Vec<Self>) -> Self {
+        let rank = |o: Observed| match o {
+            Observed::NoEviction => 0,
+            Observed::Unreadable => 1,
+            Observed::Evicting(_) => 2,
+        };
+        let mut reads = reads.into_iter();
+        let Some(mut worst) = reads.next() else {
+            return Self::unreadable();
+        };
+        for read in reads {
+            let room = match (worst.room, read.room) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            };
+            if rank(read.observed) > rank(worst.observed) {
+                worst = read;
+            }
+            worst.room = room;
+        }
+        if worst.observed == Observed::NoEviction {
+            // No node to blame: the log says "connected", not which primary was read first.
+            worst.node = None;
+        }
+        worst
     }
 
     fn named(name: &str, room: Option<bool>) -> Self {
@@ -118,6 +165,7 @@ impl PolicyRead {
             observed,
             name,
             room,
+            node: None,
         }
     }
 }
@@ -356,31 +404,33 @@ const FIX: &str = "fix: CONFIG SET maxmemory-policy noeviction (and persist it i
 fn log_policy(read: &PolicyRead, settings: &Settings, event: Event) {
     let prefix = settings.prefix.as_str();
     let policy = read.name.as_str();
+    // On a cluster, the primary whose reading decided (the worst one).
+    let node = read.node.as_deref();
     let allow = settings.allow_evicting_policy;
     match (read.observed, allow) {
         (Observed::NoEviction, false) => match event {
-            Event::Connect => tracing::info!(target: "mrtr", prefix, policy,
+            Event::Connect => tracing::info!(target: "mrtr", prefix, node, policy,
                 "replay store: connected to Redis (maxmemory-policy noeviction)"),
-            Event::Recheck => tracing::info!(target: "mrtr", prefix, policy,
+            Event::Recheck => tracing::info!(target: "mrtr", prefix, node, policy,
                 "replay store: Redis maxmemory-policy is noeviction again; resumes are recorded again"),
         },
-        (Observed::NoEviction, true) => tracing::warn!(target: "mrtr", prefix, policy,
+        (Observed::NoEviction, true) => tracing::warn!(target: "mrtr", prefix, node, policy,
             "replay store: connected to Redis (maxmemory-policy noeviction), but \
              allow_evicting_policy is set: should the policy ever allow eviction, spent tokens \
              could be accepted again without any refusal; remove the override"),
-        (Observed::Evicting(_), false) => tracing::error!(target: "mrtr", prefix, policy,
+        (Observed::Evicting(_), false) => tracing::error!(target: "mrtr", prefix, node, policy,
             "replay store: Redis maxmemory-policy is {policy}: under memory pressure Redis may \
              evict live replay entries, and a spent token would then be accepted again. Every \
              resume is refused until maxmemory-policy is noeviction; {FIX}"),
-        (Observed::Evicting(_), true) => tracing::warn!(target: "mrtr", prefix, policy,
+        (Observed::Evicting(_), true) => tracing::warn!(target: "mrtr", prefix, node, policy,
             "replay store: Redis maxmemory-policy is {policy}, which can evict live replay \
              entries so that spent tokens are accepted again; recording anyway because \
              allow_evicting_policy is set. Single use is NOT guaranteed; {FIX}"),
-        (Observed::Unreadable, false) => tracing::error!(target: "mrtr", prefix,
+        (Observed::Unreadable, false) => tracing::error!(target: "mrtr", prefix, node,
             "replay store: cannot read Redis maxmemory-policy (INFO memory and CONFIG GET both \
              refused), so eviction cannot be ruled out; every resume is refused. Allow INFO for \
              this Redis user (ACL +info), and make sure maxmemory-policy is noeviction"),
-        (Observed::Unreadable, true) => tracing::warn!(target: "mrtr", prefix,
+        (Observed::Unreadable, true) => tracing::warn!(target: "mrtr", prefix, node,
             "replay store: cannot read Redis maxmemory-policy; recording anyway because \
              allow_evicting_policy is set. Single use is NOT guaranteed if Redis can evict; {FIX}"),
     }
@@ -414,6 +464,31 @@ mod tests {
             PolicyRead::from_info("maxmemory:0\n").observed,
             Observed::Unreadable
         );
+    }
+
+    #[cfg(feature = "redis-cluster")]
+    #[test]
+    fn the_worst_primary_decides_for_a_cluster() {
+        let ok =
+            || PolicyRead::from_info("used_memory:1\nmaxmemory:0\nmaxmemory_policy:noeviction");
+        assert_eq!(
+            PolicyRead::worst(vec![ok(), ok()]).observed,
+            Observed::NoEviction
+        );
+        let lru = PolicyRead::from_info("maxmemory_policy:allkeys-lru");
+        let mixed = PolicyRead::worst(vec![ok(), lru, ok()]);
+        assert_eq!(
+            mixed.observed,
+            Observed::Evicting(EvictionPolicy::AllkeysLru)
+        );
+        assert_eq!(mixed.room, None);
+        let full = PolicyRead::from_info("used_memory:9\nmaxmemory:4\nmaxmemory_policy:noeviction");
+        let some_full = PolicyRead::worst(vec![ok(), full]);
+        assert_eq!(some_full.observed, Observed::NoEviction);
+        assert_eq!(some_full.room, Some(false));
+        assert_eq!(PolicyRead::worst(Vec::new()).observed, Observed::Unreadable);
+        let unreadable = PolicyRead::worst(vec![ok(), PolicyRead::unreadable()]);
+        assert_eq!(unreadable.observed, Observed::Unreadable);
     }
 
     #[test]

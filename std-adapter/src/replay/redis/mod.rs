@@ -50,7 +50,8 @@
 //!   a replica that had not received it is promoted, and the token accepted once more there.
 //!   [`wait_for_replicas`](RedisReplayCacheBuilder::wait_for_replicas) sends `WAIT n timeout`
 //!   with each `SET` (same round trip) and refuses the resume unless `n` replicas acknowledged
-//!   it in time. Redis's `WAIT` is not a consensus protocol, but it closes the common window.
+//!   it in time. Redis's `WAIT` is not a consensus protocol, but it closes the common window
+//!   (see [Redis Sentinel](self#redis-sentinel) for a measured failover).
 //!
 //! ## A refusal after the `SET` landed burns the token
 //!
@@ -60,6 +61,33 @@
 //! the same token is then refused as a replay, and the client must start the call over. That
 //! is deliberate: the cache cannot tell "recorded" from "not recorded" in those cases, and
 //! guessing "not recorded" could accept a token twice. Fail closed.
+//!
+//! # Redis Cluster
+//!
+//! `RedisReplayCache::cluster_builder` (feature `redis-cluster`) takes the URLs of one or
+//! more nodes of a Redis Cluster (cluster mode, as managed services offer it) and discovers
+//! the rest. The `SET NX` of an id goes to the primary that owns the slot of its key; the
+//! redis crate's cluster client follows `MOVED` and `ASK`, so during a resharding an id is
+//! recorded (or found) on whichever node holds its slot at that moment: `MIGRATE` moves a key
+//! atomically, and a resharding re-admits nothing (tested with `redis-cli --cluster reshard`
+//! under traffic). The eviction policy is read on **every** primary, at each connect and each
+//! re-check: one evicting (or unreadable) primary refuses the whole store, and the log names
+//! that node. `WAIT` runs on the primary that took the `SET`. The blocking cache does not
+//! support a cluster.
+//!
+//! # Redis Sentinel
+//!
+//! `RedisReplayCache::sentinel_builder` (feature `redis-sentinel`) asks the sentinels for
+//! the primary monitored under a name at every connect (and checks its `ROLE`). When the
+//! primary fails, commands fail (resumes are refused: fail closed) until the sentinels have
+//! promoted a replica; the next connect after the reconnect back-off reaches it. Replication
+//! is asynchronous, so what the old primary acknowledged but no replica had received is lost
+//! at the promotion, and those tokens are accepted once more. `wait_for_replicas(n, …)` with
+//! `n` the replica count closes that: nothing is acknowledged before every replica has it.
+//! The price: while fewer than `n` replicas are online (after a failover, until the failed
+//! node returns as a replica), every resume is refused. A smaller `n` keeps serving with a
+//! replica missing; the sentinels promote the replica with the most data, so an acknowledged
+//! id is then lost only when every replica that acknowledged it is down at the promotion.
 //!
 //! # Readiness
 //!
@@ -99,18 +127,20 @@ use std::time::{Duration, Instant};
 
 use mrtr_core::TokenId;
 use mrtr_core::replay::ReplayError;
-use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, Client, RedisResult};
 
 use crate::replay::{AsyncReplayCache, Readiness};
 
 pub mod blocking;
+mod builder;
 pub(crate) mod health;
 pub mod tls;
+mod topology;
 
 pub use blocking::BlockingRedisReplayCache;
+pub use builder::RedisReplayCacheBuilder;
 
-use health::{Event, PolicyRead, Recorded, Status};
+use health::{Event, Status};
+use topology::{Conn, Target};
 
 /// Default key prefix.
 pub const DEFAULT_PREFIX: &str = "mrtr:replay:";
@@ -146,6 +176,10 @@ pub enum RedisConfigError {
     /// A TLS certificate or key does not parse (or a set of roots holds no certificate, or
     /// a client certificate has no key). The material is not repeated.
     BadTlsMaterial,
+    /// A cluster or Sentinel builder was given no node or sentinel URL.
+    NoNodes,
+    /// This combination is not supported; the text says which.
+    Unsupported(&'static str),
 }
 
 impl fmt::Display for RedisConfigError {
@@ -171,6 +205,8 @@ impl fmt::Display for RedisConfigError {
                 "a Redis TLS certificate or key does not parse (expected PEM: certificates, and \
                  one private key for a client certificate)"
             }
+            Self::NoNodes => "no Redis Cluster node or Sentinel URL was given",
+            Self::Unsupported(what) => return write!(f, "not supported: {what}"),
         })
     }
 }
@@ -206,161 +242,10 @@ impl Settings {
     }
 }
 
-/// Configures a [`RedisReplayCache`]; see [`RedisReplayCache::builder`].
-#[must_use]
-pub struct RedisReplayCacheBuilder {
-    url: String,
-    settings: Settings,
-    tls: tls::TlsMaterial,
-}
-
-impl RedisReplayCacheBuilder {
-    /// Key prefix (default [`DEFAULT_PREFIX`]); lets several servers share one Redis.
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.settings.prefix = prefix.into();
-        self
-    }
-
-    /// Trusts these PEM certificates (one or more: a managed service's CA bundle, a private
-    /// CA) for a `rediss://` URL instead of the system's roots. Feature `redis-tls`; see
-    /// [`tls`].
-    #[cfg(feature = "redis-tls")]
-    pub fn tls_root_certificates(mut self, pem: impl Into<Vec<u8>>) -> Self {
-        self.tls.roots = Some(pem.into());
-        self
-    }
-
-    /// Presents a client certificate to a `rediss://` server that asks for one (mutual TLS):
-    /// `cert_pem` the certificate chain, `key_pem` its private key (PKCS#8, PKCS#1 or SEC1
-    /// PEM; the cache's copy is zeroized when dropped). Feature `redis-tls`.
-    #[cfg(feature = "redis-tls")]
-    pub fn tls_client_certificate(
-        mut self,
-        cert_pem: impl Into<Vec<u8>>,
-        key_pem: impl Into<Vec<u8>>,
-    ) -> Self {
-        self.tls.client = Some((cert_pem.into(), zeroize::Zeroizing::new(key_pem.into())));
-        self
-    }
-
-    /// Timeout for opening a connection (default [`DEFAULT_CONNECT_TIMEOUT`]).
-    pub fn connect_timeout(mut self, t: Duration) -> Self {
-        self.settings.connect_timeout = t;
-        self
-    }
-
-    /// Timeout for one `SET` (default [`DEFAULT_COMMAND_TIMEOUT`]).
-    pub fn command_timeout(mut self, t: Duration) -> Self {
-        self.settings.command_timeout = t;
-        self
-    }
-
-    /// How long calls fail fast after a failed connection attempt (default
-    /// [`DEFAULT_RECONNECT_BACKOFF`]; zero retries on every call). Also how often a refused
-    /// eviction policy is read again.
-    pub fn reconnect_backoff(mut self, t: Duration) -> Self {
-        self.settings.reconnect_backoff = t;
-        self
-    }
-
-    /// Extra lifetime for each entry beyond its token's expiry (default zero).
-    ///
-    /// An entry lives until the token expires *by the recording node's clock*. A node whose
-    /// clock lags by δ still takes the token as unexpired for δ after Redis dropped the entry,
-    /// and would accept it once more. Set this to the largest clock skew between your nodes
-    /// (for example 5 s) to close that window, at the cost of keeping entries that long.
-    pub fn skew_margin(mut self, margin: Duration) -> Self {
-        self.settings.skew_margin_ms = millis(margin);
-        self
-    }
-
-    /// The shortest time an entry lives, whatever the token's expiry says (default
-    /// [`DEFAULT_MIN_ENTRY_LIFETIME`], mrtr's default TTL). Set it to your token TTL.
-    ///
-    /// An entry normally lives `expires_at − now` by the recording node's clock. If that clock
-    /// has jumped ahead, the difference is small (or negative), Redis drops the entry at once,
-    /// and once the clock is corrected (or on a node with a correct clock) the spent token is
-    /// live again and would be accepted. A token's remaining life never exceeds the TTL it was
-    /// sealed with, so keeping every entry at least one TTL closes that hole, for at most one
-    /// TTL of extra memory per entry.
-    pub fn min_entry_lifetime(mut self, at_least: Duration) -> Self {
-        self.settings.min_entry_ms = millis(at_least);
-        self
-    }
-
-    /// How often the eviction policy is read again on a live connection (default
-    /// [`DEFAULT_POLICY_RECHECK`]). The reading happens before one resume's `SET`, within its
-    /// command timeout; zero reads it before every `SET`.
-    pub fn policy_recheck_interval(mut self, every: Duration) -> Self {
-        self.settings.policy_recheck = every;
-        self
-    }
-
-    /// **Unsafe**: records even when Redis's `maxmemory-policy` can evict keys (or cannot be
-    /// read). Under memory pressure, which an attacker can create by resuming many tokens of
-    /// their own, Redis then drops live entries and spent tokens are accepted again. Logs a
-    /// warning at every connect. Default off: such a Redis is refused.
-    pub fn allow_evicting_policy(mut self, allow: bool) -> Self {
-        self.settings.allow_evicting_policy = allow;
-        self
-    }
-
-    /// After each `SET`, waits until `replicas` replicas acknowledged it (`WAIT replicas
-    /// timeout`, in the same round trip), and refuses the resume ([`ReplayError::Unavailable`])
-    /// when fewer did within `timeout`. Then the id *is* recorded on the primary, so the token
-    /// is spent: fail closed (see the [module docs](self)). `replicas == 0` turns it off (the
-    /// default). A resume may then take up to the command timeout plus `timeout`.
-    pub fn wait_for_replicas(mut self, replicas: u32, timeout: Duration) -> Self {
-        self.settings.wait = (replicas > 0).then_some(Wait { replicas, timeout });
-        self
-    }
-
-    fn validate(&self) -> Result<Client, RedisConfigError> {
-        let s = &self.settings;
-        if s.prefix.len() > 256 {
-            return Err(RedisConfigError::PrefixTooLong);
-        }
-        if s.connect_timeout.is_zero()
-            || s.command_timeout.is_zero()
-            || s.wait.is_some_and(|w| w.timeout.is_zero())
-        {
-            return Err(RedisConfigError::ZeroTimeout);
-        }
-        tls::client(&self.url, &self.tls)
-    }
-
-    /// The blocking variant, a synchronous [`mrtr_core::replay::ReplayCache`] for servers
-    /// without an async runtime (never call it from an async task). Same configuration.
-    pub fn build_blocking(
-        self,
-    ) -> Result<crate::replay::BlockingRedisReplayCache, RedisConfigError> {
-        let client = self.validate()?;
-        Ok(crate::replay::BlockingRedisReplayCache::new(
-            client,
-            self.settings,
-        ))
-    }
-
-    /// Validates the configuration. Does not connect: the first resume or
-    /// [`RedisReplayCache::probe`] does.
-    pub fn build(self) -> Result<RedisReplayCache, RedisConfigError> {
-        let client = self.validate()?;
-        Ok(RedisReplayCache {
-            client,
-            settings: self.settings,
-            state: Mutex::new(ConnState {
-                status: Status::for_store("redis"),
-                ..ConnState::default()
-            }),
-            connecting: tokio::sync::Mutex::new(()),
-        })
-    }
-}
-
 #[derive(Default)]
 struct ConnState {
     /// The shared connection and its generation (bumped on every new connection).
-    conn: Option<(u64, MultiplexedConnection)>,
+    conn: Option<(u64, Conn)>,
     generation: u64,
     /// When the last connection attempt failed.
     failed_at: Option<Instant>,
@@ -372,7 +257,7 @@ struct ConnState {
 ///
 /// `Debug` shows the prefix and timeouts, never the URL (it may hold a password).
 pub struct RedisReplayCache {
-    client: Client,
+    target: Target,
     settings: Settings,
     state: Mutex<ConnState>,
     /// Single flight for connection attempts.
@@ -380,30 +265,6 @@ pub struct RedisReplayCache {
 }
 
 impl RedisReplayCache {
-    /// Starts a configuration for the Redis at `url` (`redis://[:password@]host:port/db`).
-    pub fn builder(url: impl Into<String>) -> RedisReplayCacheBuilder {
-        RedisReplayCacheBuilder {
-            url: url.into(),
-            tls: tls::TlsMaterial::default(),
-            settings: Settings {
-                prefix: DEFAULT_PREFIX.to_owned(),
-                connect_timeout: DEFAULT_CONNECT_TIMEOUT,
-                command_timeout: DEFAULT_COMMAND_TIMEOUT,
-                reconnect_backoff: DEFAULT_RECONNECT_BACKOFF,
-                skew_margin_ms: 0,
-                min_entry_ms: millis(DEFAULT_MIN_ENTRY_LIFETIME),
-                policy_recheck: DEFAULT_POLICY_RECHECK,
-                allow_evicting_policy: false,
-                wait: None,
-            },
-        }
-    }
-
-    /// A cache for `url` with the defaults.
-    pub fn new(url: impl Into<String>) -> Result<Self, RedisConfigError> {
-        Self::builder(url).build()
-    }
-
     /// The key prefix.
     pub fn prefix(&self) -> &str {
         &self.settings.prefix
@@ -435,13 +296,13 @@ impl RedisReplayCache {
             return self.readiness();
         }
         let work = async {
-            let read = read_policy(&mut conn).await?;
+            let read = conn.read_policy().await?;
             let allowed =
                 self.lock()
                     .status
                     .apply(&read, &self.settings, Event::Recheck, Instant::now());
             if let (true, Some(wait)) = (allowed, self.settings.wait) {
-                let acked: i64 = health::wait_cmd(wait).query_async(&mut conn).await?;
+                let acked = conn.replicas(wait).await?;
                 self.lock().status.replicas(acked, wait, &self.settings);
             }
             Ok(())
@@ -462,7 +323,7 @@ impl RedisReplayCache {
     /// The shared connection, opening one if needed (one attempt at a time, bounded, with
     /// back-off after a failure). A new connection's eviction policy is read before anyone
     /// records through it.
-    async fn connection(&self) -> Result<(u64, MultiplexedConnection), ReplayError> {
+    async fn connection(&self) -> Result<(u64, Conn), ReplayError> {
         if let Some(c) = self.cached()? {
             return Ok(c);
         }
@@ -474,15 +335,7 @@ impl RedisReplayCache {
         if let Some(c) = self.cached()? {
             return Ok(c);
         }
-        let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(s.connect_timeout))
-            .set_response_timeout(Some(s.call_timeout()));
-        let attempt = tokio::time::timeout(
-            s.connect_timeout,
-            self.client
-                .get_multiplexed_async_connection_with_config(&config),
-        )
-        .await;
+        let attempt = tokio::time::timeout(s.connect_timeout, self.target.connect(s)).await;
         let mut conn = match attempt {
             Ok(Ok(conn)) => conn,
             Ok(Err(e)) => {
@@ -501,7 +354,7 @@ impl RedisReplayCache {
                 return Err(self.connect_failed());
             }
         };
-        let read = match tokio::time::timeout(s.command_timeout, read_policy(&mut conn)).await {
+        let read = match tokio::time::timeout(s.command_timeout, conn.read_policy()).await {
             Ok(Ok(read)) => read,
             Ok(Err(e)) => {
                 tracing::warn!(target: "mrtr", error_kind = ?e.kind(),
@@ -532,7 +385,7 @@ impl RedisReplayCache {
     }
 
     /// The cached connection; `Err` while backing off after a failed attempt.
-    fn cached(&self) -> Result<Option<(u64, MultiplexedConnection)>, ReplayError> {
+    fn cached(&self) -> Result<Option<(u64, Conn)>, ReplayError> {
         let st = self.lock();
         if let Some(c) = &st.conn {
             return Ok(Some(c.clone()));
@@ -602,10 +455,11 @@ impl RedisReplayCache {
         let (generation, mut conn) = self.connection().await?;
         let planned = self.lock().status.plan(&self.settings, Instant::now());
         let recheck = planned.inspect_err(|_| self.lock().status.error("policy"))?;
-        let set = set_nx_px(self.key_for(id), expires_at_ms, now_ms, &self.settings);
+        let key = self.key_for(id);
+        let set = set_nx_px(key.clone(), expires_at_ms, now_ms, &self.settings);
         let work = async {
             if recheck {
-                let read = read_policy(&mut conn).await?;
+                let read = conn.read_policy().await?;
                 let allowed =
                     self.lock()
                         .status
@@ -614,7 +468,7 @@ impl RedisReplayCache {
                     return Ok(None);
                 }
             }
-            record(&mut conn, set, self.settings.wait).await.map(Some)
+            conn.record(&key, set, self.settings.wait).await.map(Some)
         };
         match tokio::time::timeout(self.settings.call_timeout(), work).await {
             Ok(Ok(Some(recorded))) => self.lock().status.outcome(recorded, &self.settings),
@@ -631,46 +485,6 @@ impl RedisReplayCache {
                 self.timed_out(generation);
                 Err(ReplayError::Unavailable)
             }
-        }
-    }
-}
-
-/// Reads the eviction policy: `INFO memory`, or `CONFIG GET` if `INFO` is refused.
-async fn read_policy(conn: &mut MultiplexedConnection) -> RedisResult<PolicyRead> {
-    match health::info_cmd().query_async::<String>(conn).await {
-        Ok(text) => Ok(PolicyRead::from_info(&text)),
-        Err(e) if health::is_error_reply(&e) => {
-            match health::config_cmd().query_async::<Vec<String>>(conn).await {
-                Ok(reply) => Ok(PolicyRead::from_config(&reply)),
-                Err(e) if health::is_error_reply(&e) => Ok(PolicyRead::unreadable()),
-                Err(e) => Err(e),
-            }
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// `SET`, and with `wait`, `WAIT` in the same round trip.
-async fn record(
-    conn: &mut MultiplexedConnection,
-    set: redis::Cmd,
-    wait: Option<Wait>,
-) -> RedisResult<Recorded> {
-    match wait {
-        None => {
-            let reply: Option<String> = set.query_async(conn).await?;
-            Ok(Recorded {
-                new: reply.is_some(),
-                acked: None,
-            })
-        }
-        Some(wait) => {
-            let (reply, acked): (RedisResult<Option<String>>, RedisResult<i64>) =
-                set_and_wait(set, wait).query_async(conn).await?;
-            Ok(Recorded {
-                new: reply?.is_some(),
-                acked: Some(acked?),
-            })
         }
     }
 }
