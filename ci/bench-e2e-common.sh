@@ -5,6 +5,11 @@
 # report reads (LABEL; ci/bench-e2e-instr.sh adds its long-token codec server and the -lto
 # servers).
 
+# The load comes from one caller at full speed: the hosted server's per-caller quotas (100
+# resumes and pauses a second by default) would measure the quota, not the server. The
+# mrtr-alone server has none, so the comparison stays like for like.
+export MRTR_QUOTA_RESUMES=off MRTR_QUOTA_PAUSES=off
+
 log "building the hosted server, the mrtr-alone server and the rmcp-codec server (release)"
 # build_servers [VAR=VALUE...]: builds the three servers (release) with that environment added.
 build_servers() {

@@ -4,6 +4,11 @@
 MRTR_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export MRTR_ROOT
 
+# Every mrtr-hosted-server a script starts puts its operations listener (/metrics, readiness
+# causes) on a free loopback port: suites run several servers at once, and the default
+# (127.0.0.1:8809) may be taken. A test that reads metrics asks for --ops-addr-file.
+export MRTR_OPS_LISTEN="${MRTR_OPS_LISTEN:-127.0.0.1:0}"
+
 log() { printf '\n==> %s\n' "$*" >&2; }
 die() { printf '\nFAILED: %s\n' "$*" >&2; exit 1; }
 # The first token's length from ci/bench-e2e-drive.py's line ("N round trips; first token L

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 cargo build -q -p mrtr-hosted-server
 bin="${CARGO_TARGET_DIR:-target}/debug"
 tmp="$(mktemp -d)"
-"$bin/mrtr-hosted-server" --listen 127.0.0.1:0 --addr-file "$tmp/addr" 2>"$tmp/server.log" &
+"$bin/mrtr-hosted-server" --listen 127.0.0.1:0 --ops-listen 127.0.0.1:0 --addr-file "$tmp/addr" 2>"$tmp/server.log" &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 for _ in $(seq 100); do [ -s "$tmp/addr" ] && break; sleep 0.1; done

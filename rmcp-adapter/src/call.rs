@@ -75,6 +75,8 @@ pub(crate) struct Request {
     pub(crate) binding: Binding,
     pub(crate) input_responses: Option<InputResponses>,
     pub(crate) origin: Origin,
+    /// The caller's quotas, if the server set any: a pause is charged before it is sealed.
+    pub(crate) charge: Option<crate::caller::Charge>,
 }
 
 /// A pausable request whose `requestState` passed every check but the replay record.
@@ -288,6 +290,9 @@ impl<R> Call<R> {
         if let Some(local) = &self.local {
             crate::classic::keep(&self.engine, &self.req.binding, local, bytes)?;
             return Ok(None);
+        }
+        if let Some(charge) = &self.req.charge {
+            charge.pause()?;
         }
         let req = self.req.binding.request();
         self.engine

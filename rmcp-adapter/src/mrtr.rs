@@ -7,6 +7,7 @@ use std::sync::Arc;
 use mrtr_std::engine::{Generation, Rotating};
 use mrtr_std::ijson::Violation;
 use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
+use mrtr_std::quota::{QuotaKey, Quotas};
 use mrtr_std::replay::{AnyReplayCache, AsyncReplayCache};
 use rmcp::RoleServer;
 use rmcp::model::{
@@ -16,15 +17,19 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 
 use crate::call::{Binding, Origin, Pending, Request};
-use crate::caller::{Caller, FromExtensions, PrincipalSource, http_parts};
+use crate::caller::{
+    Caller, Charge, FromExtensions, PrincipalSource, QuotaGate, default_quota_key, http_parts,
+};
 use crate::error::ToErrorData;
 
 /// mrtr for an rmcp server: the engine that seals and checks `requestState` (a [`Rotating`]
-/// engine, whose keys can be reloaded while it serves), and the [`PrincipalSource`] that names
-/// the caller. Cheap to clone (one `Arc`); build it once at startup and keep it in the server
+/// engine, whose keys can be reloaded while it serves), the [`PrincipalSource`] that names
+/// the caller and, if set ([`Mrtr::with_quotas`]), the per-caller quotas on pauses and
+/// resumes. Cheap to clone (two `Arc`s); build it once at startup and keep it in the server
 /// struct ([`HasMrtr`]).
 pub struct Mrtr<R = AnyReplayCache> {
     shared: Arc<Shared<R>>,
+    quotas: Option<Arc<QuotaGate>>,
 }
 
 struct Shared<R> {
@@ -36,6 +41,7 @@ impl<R> Clone for Mrtr<R> {
     fn clone(&self) -> Self {
         Self {
             shared: self.shared.clone(),
+            quotas: self.quotas.clone(),
         }
     }
 }
@@ -44,6 +50,7 @@ impl<R: fmt::Debug> fmt::Debug for Mrtr<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Mrtr")
             .field("engine", &self.shared.engine)
+            .field("quotas", &self.quotas)
             .finish_non_exhaustive()
     }
 }
@@ -76,7 +83,41 @@ impl<R> Mrtr<R> {
                 engine,
                 principals: Box::new(principals),
             }),
+            quotas: None,
         }
+    }
+
+    /// The same, with per-caller quotas on pauses and resumes ([`mrtr_std::quota`]): a resume
+    /// (a request carrying a `requestState`) is charged before its token is opened, so the
+    /// answer tells nothing about the token; a pause before its token is sealed. A caller out
+    /// of tokens gets [`QUOTA_EXCEEDED_CODE`](mrtr_std::quota::QUOTA_EXCEEDED_CODE) with a
+    /// message naming the limit and `data` `{"limit", "retryAfterMs", ...}`.
+    ///
+    /// The quota of an authenticated caller is its principal's; an anonymous caller's is its
+    /// source address when the HTTP request's extensions hold an `IpAddr` or `SocketAddr`
+    /// (IPv6 by /64), else one quota shared by all anonymous callers. To name callers
+    /// otherwise, see [`Mrtr::with_quotas_keyed_by`].
+    pub fn with_quotas(self, quotas: Quotas) -> Self {
+        self.with_quotas_keyed_by(quotas, default_quota_key)
+    }
+
+    /// The same as [`Mrtr::with_quotas`], charging the quota `key` names for each request (from
+    /// its caller and HTTP request: e.g. the address an `axum` `ConnectInfo` holds).
+    pub fn with_quotas_keyed_by(
+        mut self,
+        quotas: Quotas,
+        key: impl Fn(&Caller, Option<&http::request::Parts>) -> QuotaKey + Send + Sync + 'static,
+    ) -> Self {
+        self.quotas = Some(Arc::new(QuotaGate {
+            quotas,
+            key: Box::new(key),
+        }));
+        self
+    }
+
+    /// The quotas, if set.
+    pub fn quotas(&self) -> Option<&Quotas> {
+        self.quotas.as_deref().map(|gate| &gate.quotas)
     }
 
     /// The engine, whose keys [`Rotating::reload`] replaces.
@@ -161,6 +202,15 @@ impl<R: AsyncReplayCache> Mrtr<R> {
     ) -> Result<Pending<R>, ErrorData> {
         let (version, in_session) = crate::classic::protocol(ctx);
         let caller = self.caller(ctx);
+        let charge = self
+            .quotas
+            .as_ref()
+            .map(|gate| Charge::new(gate.clone(), &caller, http_parts(ctx)));
+        // A resume is charged before its token is opened: the answer cannot depend on the
+        // token (no oracle), and a refused resume records nothing.
+        if let (Some(charge), Some(_)) = (&charge, request_state) {
+            charge.resume()?;
+        }
         let state = match request_state {
             Some(token) => RequestState::Token(token),
             None => RequestState::Absent,
@@ -192,6 +242,7 @@ impl<R: AsyncReplayCache> Mrtr<R> {
                 },
                 input_responses,
                 origin: Origin::new(ctx, in_session),
+                charge,
             }),
             verified,
         })

@@ -49,6 +49,7 @@ pub mod keys;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 mod obs;
+pub mod quota;
 #[cfg(feature = "tokio")]
 pub mod reload;
 pub mod replay;

@@ -5,10 +5,13 @@
 use std::sync::Arc;
 
 use axum::Json;
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use subtle::ConstantTimeEq;
 
 use crate::server::App;
 
@@ -27,18 +30,35 @@ pub struct Subject {
     subject: String,
 }
 
-fn authorized(admin: &Admin, headers: &HeaderMap) -> bool {
+/// Whether `headers` carry `Authorization: Bearer <token>`. The comparison takes the same
+/// time wherever the presented token first differs (`subtle`); only the length shows.
+pub fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
     let presented = headers
         .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    // Constant-time enough for a demo token compare: equal lengths, then every byte.
-    presented.is_some_and(|p| {
-        p.len() == admin.token.len()
-            && p.bytes()
-                .zip(admin.token.bytes())
-                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                == 0
+        .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "));
+    presented.is_some_and(|p| bool::from(p.ct_eq(token.as_bytes())))
+}
+
+fn authorized(admin: &Admin, headers: &HeaderMap) -> bool {
+    bearer_matches(headers, &admin.token)
+}
+
+/// The answer to a request without the admin token.
+fn unauthorized() -> (StatusCode, Json<Value>) {
+    (
+        StatusCode::UNAUTHORIZED,
+        Json(json!({"error": "unauthorized"})),
+    )
+}
+
+/// Reads the body as `T`, once the caller is authorized: nobody without the token learns
+/// anything from the parser.
+fn body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, (StatusCode, Json<Value>)> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": format!("invalid body: {e}")})),
+        )
     })
 }
 
@@ -48,14 +68,15 @@ fn authorized(admin: &Admin, headers: &HeaderMap) -> bool {
 pub async fn revoke(
     State(admin): State<Admin>,
     headers: HeaderMap,
-    Json(body): Json<Subject>,
+    bytes: Bytes,
 ) -> (StatusCode, Json<Value>) {
     if !authorized(&admin, &headers) {
-        return (
-            StatusCode::UNAUTHORIZED,
-            Json(json!({"error": "unauthorized"})),
-        );
+        return unauthorized();
     }
+    let body: Subject = match body(&bytes) {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
     let reconciling = admin.app.subs.revoke(&body.subject);
     (
         StatusCode::OK,
@@ -70,10 +91,7 @@ pub async fn subscriptions(
     headers: HeaderMap,
 ) -> (StatusCode, Json<Value>) {
     if !authorized(&admin, &headers) {
-        return (
-            StatusCode::UNAUTHORIZED,
-            Json(json!({"error": "unauthorized"})),
-        );
+        return unauthorized();
     }
     let subs = &admin.app.subs;
     let counters = subs.registry().with_registry(|r| r.counters());
@@ -108,14 +126,15 @@ pub struct Script {
 pub async fn faults(
     State(admin): State<Admin>,
     headers: HeaderMap,
-    Json(body): Json<Script>,
+    bytes: Bytes,
 ) -> (StatusCode, Json<Value>) {
     if !authorized(&admin, &headers) {
-        return (
-            StatusCode::UNAUTHORIZED,
-            Json(json!({"error": "unauthorized"})),
-        );
+        return unauthorized();
     }
+    let body: Script = match body(&bytes) {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
     let Some(faults) = admin.app.subs.faults() else {
         return (
             StatusCode::NOT_FOUND,
@@ -137,14 +156,15 @@ pub async fn faults(
 pub async fn restore(
     State(admin): State<Admin>,
     headers: HeaderMap,
-    Json(body): Json<Subject>,
+    bytes: Bytes,
 ) -> (StatusCode, Json<Value>) {
     if !authorized(&admin, &headers) {
-        return (
-            StatusCode::UNAUTHORIZED,
-            Json(json!({"error": "unauthorized"})),
-        );
+        return unauthorized();
     }
+    let body: Subject = match body(&bytes) {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
     admin.app.subs.restore(&body.subject);
     (StatusCode::OK, Json(json!({"restored": body.subject})))
 }

@@ -1,19 +1,18 @@
 //! Streamable HTTP: rmcp's service at `/mcp` behind bearer authentication (2026-07-28 requests
 //! stateless; `initialize` with 2025-11-25 or 2025-06-18 opens a session), the `/healthz`
-//! (liveness) and `/readyz` (readiness) probes, and the admin endpoints when an admin token is
-//! configured.
+//! (liveness) and bare `/readyz` (readiness status, no cause) probes, and the admin endpoints
+//! when an admin token is configured. Metrics and readiness causes are on the operations
+//! listener ([`crate::ops`]), never here.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use axum::http::header;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use mrtr_rmcp::PrecheckLayer;
-use mrtr_rmcp::session::Sessions;
+use mrtr_rmcp::session::{SessionLimits, Sessions};
 use mrtr_std::engine::Rotating;
-use mrtr_std::metrics::Prometheus;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -22,6 +21,7 @@ use tower::Layer;
 
 use crate::admin::{self, Admin};
 use crate::auth::{self, TokenMap};
+use crate::limits::SourceLayer;
 use crate::server::{App, Hosted};
 
 /// Which `Host` and `Origin` headers `/mcp` accepts.
@@ -47,12 +47,13 @@ impl Exposure {
     }
 }
 
-/// The router serving `/mcp`, `/healthz` and `/readyz`.
+/// The public router: `/mcp`, `/healthz`, the bare `/readyz` and the admin endpoints.
 pub fn router(
     app: Arc<App>,
     tokens: Arc<TokenMap>,
     admin_token: Option<String>,
     session_idle: Duration,
+    session_limits: SessionLimits,
     exposure: &Exposure,
     shutdown: &CancellationToken,
 ) -> Router {
@@ -74,6 +75,8 @@ pub fn router(
     let mut local = LocalSessionManager::default();
     local.session_config.keep_alive = Some(session_idle);
     let sessions = Sessions::new(local, app.subs.grants().clone());
+    // Capped per caller and in total: rmcp sets no cap of its own.
+    sessions.owners().set_limits(session_limits);
     // Each 2025 session belongs to the caller that opened it; anyone else naming its id gets
     // the unknown-session 404.
     let owners = sessions.owner_layer();
@@ -96,23 +99,20 @@ pub fn router(
     // a route of this router itself, not merged in from another: axum's `merge` registers a
     // merged service route again, boxing it inside a second `Route` (one more service clone
     // and boxed future per request, about 4,500 instructions per round trip).
-    let mcp = auth::AuthLayer::new(tokens).layer(owners.layer(precheck.layer(service)));
+    // The source address goes in first: quotas and session caps count an anonymous caller by it.
+    let mcp = SourceLayer
+        .layer(auth::AuthLayer::new(tokens).layer(owners.layer(precheck.layer(service))));
     let mut router = Router::new()
         .route_service("/mcp", mcp)
         // Liveness: 200 while the process serves, whatever the replay store says.
         .route("/healthz", get(|| async { "ok" }))
+        // Readiness for load balancers: the status alone. The causes (which name the store's
+        // failure) are on the operations listener.
         .route(
             "/readyz",
-            get({
-                let app = ready_app.clone();
-                move || async move { readyz(app.mrtr.rotating()).await }
-            }),
-        )
-        .route(
-            "/metrics",
             get(move || {
-                let body = ready_app.metrics.render();
-                async move { ([(header::CONTENT_TYPE, Prometheus::CONTENT_TYPE)], body) }
+                let app = ready_app.clone();
+                async move { ready_status(app.mrtr.rotating()).await }
             }),
         );
     if let Some(admin) = admin {
@@ -124,12 +124,28 @@ pub fn router(
             // TEST HOOK: only with --test-hooks.
             routes = routes.route("/admin/test/faults", post(admin::faults));
         }
+        // The token is checked before a body is read or parsed.
+        let routes = routes.route_layer(axum::middleware::from_fn_with_state(
+            admin.token.clone(),
+            crate::ops::require_token,
+        ));
         router = router.merge(routes.with_state(admin));
     }
     router
 }
 
-/// Readiness: 200 `{"ready":true}`, or 503 with the causes while mrtr cannot serve: the
+/// The public readiness probe: 200 `{"ready":true}` or 503 `{"ready":false}`, nothing more.
+pub async fn ready_status(engine: &Rotating) -> (StatusCode, Json<serde_json::Value>) {
+    let health = engine.probe().await;
+    let status =
+        StatusCode::from_u16(health.status_code()).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+    (
+        status,
+        Json(serde_json::json!({"ready": health.is_ready()})),
+    )
+}
+
+/// Readiness on the operations listener: 200 `{"ready":true}`, or 503 with the causes while mrtr cannot serve: the
 /// replay store cannot record resumes (Redis unreachable, an evicting maxmemory-policy, out
 /// of memory, replicas not acknowledging) or the sealing key's budget is exhausted. Probes the
 /// store (bounded by its timeouts; at most one Redis round trip a second however often it is

@@ -8,7 +8,9 @@ mod config;
 mod conformance;
 mod faults;
 mod http;
+mod limits;
 mod listen;
+mod ops;
 mod prompts;
 mod resources;
 mod server;
@@ -24,6 +26,7 @@ use mrtr_std::engine::{Limits, Rotating};
 use mrtr_std::health::Startup;
 use mrtr_std::keys::{KeyConfig, KeySource};
 use mrtr_std::metrics::Prometheus;
+use mrtr_std::quota::Quotas;
 use mrtr_std::reload::{KeyReloader, Triggers};
 use mrtr_std::replay::AnyReplayCache;
 use rmcp::ServiceExt;
@@ -35,7 +38,7 @@ use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, fmt};
 
 use crate::auth::TokenMap;
-use crate::config::{Config, ReplayChoice};
+use crate::config::{Config, OpsListen, ReplayChoice};
 use crate::server::{App, Hosted};
 
 /// What may be logged at all, whatever `RUST_LOG` says: rmcp's DEBUG and TRACE events carry
@@ -98,7 +101,7 @@ async fn build_app(
         None => KeyConfig::from_env_or_ephemeral().context("key configuration")?,
     };
     let replay = match config.replay_choice() {
-        ReplayChoice::Memory => AnyReplayCache::memory(config.replay_capacity),
+        ReplayChoice::Memory => AnyReplayCache::Memory(config.memory_replay_cache()),
         ReplayChoice::Off => AnyReplayCache::Off,
         ReplayChoice::Redis => {
             let Some(url) = &config.redis_url else {
@@ -147,8 +150,23 @@ async fn build_app(
     if config.test_hooks {
         tracing::warn!("--test-hooks: POST /admin/test/faults can script authorizer failures");
     }
+    let mut mrtr = Mrtr::new(engine);
+    match config.limits.quotas() {
+        Some(quotas) => {
+            tracing::info!(
+                pauses = ?quotas.pauses.map(|l| l.to_string()),
+                resumes = ?quotas.resumes.map(|l| l.to_string()),
+                max_callers = quotas.max_callers,
+                "per-caller quotas on"
+            );
+            mrtr = mrtr.with_quotas(Quotas::new(quotas));
+        }
+        None => tracing::warn!(
+            "--quota-pauses off --quota-resumes off: one caller can fill the replay store for all"
+        ),
+    }
     let app = App {
-        mrtr: Mrtr::new(engine),
+        mrtr,
         subs,
         metrics,
     };
@@ -184,11 +202,13 @@ async fn serve_http(config: &Config, app: Arc<App>) -> anyhow::Result<()> {
             "listening beyond loopback, but only loopback Host headers are allowed: requests \
              by name or through a proxy get 403; name the public host with --allowed-host");
     }
+    let ops = bind_ops(config, &app, &shutdown).await?;
     let router = http::router(
         app,
         Arc::new(tokens),
         config.admin_token.clone(),
         std::time::Duration::from_millis(config.session_idle_ms),
+        config.limits.sessions(),
         &exposure,
         &shutdown,
     );
@@ -208,11 +228,61 @@ async fn serve_http(config: &Config, app: Arc<App>) -> anyhow::Result<()> {
         wait_for_signal().await;
         stop.cancel();
     });
-    axum::serve(listener, router)
+    // With each connection's address: an anonymous caller's quotas are kept by it.
+    let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, service)
         .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
         .await
         .context("http server")?;
+    if let Some(ops) = ops {
+        ops.await.context("operations listener")??;
+    }
     Ok(())
+}
+
+/// Binds the operations listener (`--ops-listen`) and serves it until `shutdown`. Beyond
+/// loopback it requires the admin token, and refuses to start without one.
+async fn bind_ops(
+    config: &Config,
+    app: &Arc<App>,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<Option<tokio::task::JoinHandle<anyhow::Result<()>>>> {
+    let OpsListen::At(at) = config.ops_listen else {
+        tracing::info!("--ops-listen off: no metrics and no readiness causes are served");
+        return Ok(None);
+    };
+    let token = if at.ip().is_loopback() {
+        None
+    } else {
+        let Some(token) = &config.admin_token else {
+            anyhow::bail!(
+                "--ops-listen {at} is beyond loopback: it needs --admin-token, which every \
+                 operations request must then present (metrics name each resume's outcome)"
+            );
+        };
+        Some(Arc::<str>::from(token.as_str()))
+    };
+    let listener = tokio::net::TcpListener::bind(at)
+        .await
+        .with_context(|| format!("cannot listen on {at} (--ops-listen; off disables it)"))?;
+    let addr = listener.local_addr()?;
+    if let Some(path) = &config.ops_addr_file {
+        let tmp = path.with_extension("tmp");
+        std::fs::write(&tmp, addr.to_string())?;
+        std::fs::rename(&tmp, path)?;
+    }
+    tracing::info!(
+        guarded = token.is_some(),
+        "operations endpoints on http://{addr}/metrics"
+    );
+    let router = ops::router(app.clone(), token);
+    let stop = shutdown.clone();
+    Ok(Some(tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async move { stop.cancelled_owned().await })
+            .await
+            .context("operations listener")
+    })))
 }
 
 async fn wait_for_signal() {

@@ -19,6 +19,10 @@
 //!   subscription-ended notification.)
 //! * [`OwnerLayer`] (from [`Sessions::owner_layer`]) binds each session to the caller that
 //!   opened it: anyone else naming its id gets the unknown-session 404 (see [`owner`]).
+//! * [`SessionLimits`] (set with [`SessionOwners::set_limits`]) caps the sessions open at
+//!   once, per caller and in total: rmcp sets no cap, and each session holds a task, its
+//!   table entry and its owner. A session beyond a cap is closed at once and its `initialize`
+//!   refused (HTTP 429 or 503, a JSON-RPC error naming the cap).
 //!
 //! ```
 //! # use mrtr_rmcp::Mrtr;
@@ -78,7 +82,9 @@ use serde_json::json;
 
 use crate::caller::{Caller, http_parts};
 
+mod limits;
 pub mod owner;
+pub use limits::{SessionCapExceeded, SessionLimits};
 pub use owner::{OwnerLayer, OwnerService, SessionOwners};
 
 /// The code answering a `resources/subscribe` whose initial authorization failed (as Soklet
@@ -293,6 +299,19 @@ impl<M: SessionManager, C: MonotonicClock + 'static> Sessions<M, C> {
             owners: SessionOwners::default(),
         });
         let weak: Weak<Self> = Arc::downgrade(&sessions);
+        // A session opened beyond a cap (SessionLimits) is closed at once, in the background.
+        let closing = weak.clone();
+        sessions.owners.set_closer(Box::new(move |id: Arc<str>| {
+            let Some(sessions) = closing.upgrade() else {
+                return;
+            };
+            tokio::spawn(async move {
+                let id: SessionId = id;
+                if let Err(e) = sessions.close_session(&id).await {
+                    tracing::warn!(error = %e, "a session beyond the cap did not close cleanly");
+                }
+            });
+        }));
         tokio::spawn(async move {
             while let Some(retired) = retirements.recv().await {
                 let Some(sessions) = weak.upgrade() else {

@@ -85,7 +85,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
@@ -95,41 +95,87 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use super::SESSION_HEADER;
-use crate::caller::{Caller, FromExtensions, PrincipalSource};
+use super::limits::{SessionCapExceeded, SessionLimits};
+use crate::caller::{Caller, FromExtensions, PrincipalSource, default_quota_key};
 use crate::layer::ResponseBody;
+use mrtr_std::quota::QuotaKey;
 
 /// The body rmcp answers for an unknown session; a foreign one gets the same.
 const NOT_FOUND: &str = "Not Found: Session not found";
 
-/// Who opened each open session. Cheap to clone; shared by [`Sessions`](super::Sessions)
-/// (which forgets a session when it closes) and its [`OwnerLayer`].
+/// Who opened each open session, and the caps on them ([`SessionLimits`]). Cheap to clone;
+/// shared by [`Sessions`](super::Sessions) (which forgets a session when it closes) and its
+/// [`OwnerLayer`].
 #[derive(Clone, Default)]
 pub struct SessionOwners {
-    map: Arc<Mutex<HashMap<Arc<str>, Caller>>>,
+    table: Arc<Mutex<Table>>,
+    /// Closes a session opened beyond a cap (set by [`Sessions`](super::Sessions)).
+    closer: Arc<OnceLock<Closer>>,
+}
+
+/// Closes a session by id, in the background.
+pub(crate) type Closer = Box<dyn Fn(Arc<str>) + Send + Sync>;
+
+#[derive(Default)]
+struct Table {
+    owners: HashMap<Arc<str>, Caller>,
+    /// Each session's account for the caps: the principal, or an anonymous caller's source
+    /// address (as quotas count callers).
+    accounts: HashMap<Arc<str>, QuotaKey>,
+    /// Open sessions per account (no entry: none).
+    counts: HashMap<QuotaKey, usize>,
+    limits: SessionLimits,
+}
+
+impl Table {
+    fn remove(&mut self, id: &str) {
+        self.owners.remove(id);
+        let Some(account) = self.accounts.remove(id) else {
+            return;
+        };
+        if let Some(n) = self.counts.get_mut(&account) {
+            *n -= 1;
+            if *n == 0 {
+                self.counts.remove(&account);
+            }
+        }
+    }
 }
 
 impl fmt::Debug for SessionOwners {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The ids are bearer handles: only their number is shown.
+        let table = self.table();
         f.debug_struct("SessionOwners")
-            .field("sessions", &self.len())
+            .field("sessions", &table.owners.len())
+            .field("limits", &table.limits)
             .finish()
     }
 }
 
 impl SessionOwners {
-    fn map(&self) -> MutexGuard<'_, HashMap<Arc<str>, Caller>> {
-        self.map.lock().unwrap_or_else(PoisonError::into_inner)
+    fn table(&self) -> MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Caps the sessions open at once, per caller and in total (checked as each opens).
+    pub fn set_limits(&self, limits: SessionLimits) {
+        self.table().limits = limits;
+    }
+
+    /// The caps.
+    pub fn limits(&self) -> SessionLimits {
+        self.table().limits
     }
 
     /// The caller that opened session `id`, while it is open.
     pub fn owner(&self, id: &str) -> Option<Caller> {
-        self.map().get(id).cloned()
+        self.table().owners.get(id).cloned()
     }
 
     /// Open sessions with an owner.
     pub fn len(&self) -> usize {
-        self.map().len()
+        self.table().owners.len()
     }
 
     /// No open session has an owner.
@@ -137,19 +183,60 @@ impl SessionOwners {
         self.len() == 0
     }
 
+    /// Open sessions counted against `account` (a principal, or an anonymous source).
+    pub fn count_of(&self, account: &QuotaKey) -> usize {
+        self.table().counts.get(account).copied().unwrap_or(0)
+    }
+
     /// Whether `caller` may use session `id`: only its owner may, and an id without one (never
     /// opened through the layer, or closed) is nobody's.
     pub fn may_use(&self, id: &str, caller: &Caller) -> bool {
-        self.map().get(id).is_some_and(|owner| owner == caller)
+        self.table()
+            .owners
+            .get(id)
+            .is_some_and(|owner| owner == caller)
     }
 
-    pub(crate) fn bind(&self, id: &str, caller: Caller) {
-        self.map().insert(id.into(), caller);
+    /// Binds the new session `id` to `caller`, counted against `account`, unless a cap is
+    /// reached (count and bind under one lock: racing openers cannot overshoot).
+    pub(crate) fn bind(
+        &self,
+        id: &str,
+        caller: Caller,
+        account: QuotaKey,
+    ) -> Result<(), SessionCapExceeded> {
+        let mut table = self.table();
+        if table.owners.contains_key(id) {
+            return Ok(());
+        }
+        let own = table.counts.get(&account).copied().unwrap_or(0);
+        table.limits.admit(own, table.owners.len())?;
+        *table.counts.entry(account.clone()).or_insert(0) += 1;
+        let id: Arc<str> = id.into();
+        table.accounts.insert(id.clone(), account);
+        table.owners.insert(id, caller);
+        Ok(())
     }
 
     /// Session `id` closed: it has no owner from now on.
     pub(crate) fn forget(&self, id: &str) {
-        self.map().remove(id);
+        self.table().remove(id);
+    }
+
+    /// Sets how a session opened beyond a cap is closed (once).
+    pub(crate) fn set_closer(&self, closer: Closer) {
+        let _ = self.closer.set(closer);
+    }
+
+    /// Closes session `id`, opened beyond a cap (nothing without a closer: the layer alone
+    /// cannot close it, and it idles out).
+    fn close(&self, id: &str) {
+        match self.closer.get() {
+            Some(close) => close(id.into()),
+            None => tracing::warn!(
+                "a session beyond the cap was refused but cannot be closed here (no Sessions)"
+            ),
+        }
     }
 
     /// The layer enforcing these owners, reading the caller from the request's extensions
@@ -256,6 +343,7 @@ enum Then {
     BindIfOpened {
         owners: SessionOwners,
         caller: Caller,
+        account: QuotaKey,
     },
     /// Done (the response went out).
     Nothing,
@@ -293,10 +381,20 @@ where
             Then::ForgetIfGone { owners, id } if response.status() == StatusCode::NOT_FOUND => {
                 owners.forget(&id);
             }
-            // A response opening a session: its opener owns it.
-            Then::BindIfOpened { owners, caller } => {
-                if let Some(Some(id)) = session_of(response.headers()) {
-                    owners.bind(id, caller);
+            // A response opening a session: its opener owns it, within the caps. Beyond
+            // them the session is closed at once and the opener told which cap.
+            Then::BindIfOpened {
+                owners,
+                caller,
+                account,
+            } => {
+                if let Some(Some(id)) = session_of(response.headers())
+                    && let Err(refused) = owners.bind(id, caller.clone(), account)
+                {
+                    tracing::debug!(caller = ?caller, limit = refused.limit_name(),
+                        "a session beyond the cap was refused");
+                    owners.close(id);
+                    return Poll::Ready(Ok(refused.response()));
                 }
             }
             Then::ForgetIfGone { .. } | Then::Nothing => {}
@@ -325,6 +423,7 @@ where
         let then = match session_of(&parts.headers) {
             None => Then::BindIfOpened {
                 owners: owners.clone(),
+                account: default_quota_key(&caller, Some(&parts)),
                 caller,
             },
             Some(Some(id)) if owners.may_use(id, &caller) => Then::ForgetIfGone {
@@ -358,12 +457,16 @@ mod tests {
 
     use super::*;
 
+    fn key(caller: &Caller) -> QuotaKey {
+        default_quota_key(caller, None)
+    }
+
     #[test]
     fn only_the_owner_may_use_a_session_and_a_closed_one_is_nobodys() {
         let owners = SessionOwners::default();
         let alice = Caller::user("https://idp.test", "alice");
         let bob = Caller::user("https://idp.test", "bob");
-        owners.bind("s1", alice.clone());
+        owners.bind("s1", alice.clone(), key(&alice)).unwrap();
         assert!(owners.may_use("s1", &alice));
         assert!(!owners.may_use("s1", &bob));
         assert!(!owners.may_use("s1", &Caller::Anonymous));
@@ -374,9 +477,48 @@ mod tests {
     }
 
     #[test]
+    fn sessions_are_capped_per_caller_and_in_total_and_a_closed_one_frees_its_slot() {
+        let owners = SessionOwners::default();
+        owners.set_limits(SessionLimits {
+            per_caller: Some(2),
+            total: Some(3),
+        });
+        let alice = Caller::user("https://idp.test", "alice");
+        let bob = Caller::user("https://idp.test", "bob");
+        owners.bind("b1", bob.clone(), key(&bob)).unwrap();
+        owners.bind("b2", bob.clone(), key(&bob)).unwrap();
+        assert_eq!(
+            owners.bind("b3", bob.clone(), key(&bob)),
+            Err(SessionCapExceeded::PerCaller(2))
+        );
+        // A refused session has no owner: nobody may use it.
+        assert!(!owners.may_use("b3", &bob));
+        assert_eq!(owners.count_of(&key(&bob)), 2);
+        // bob at his cap does not stop alice, until the total is reached.
+        owners.bind("a1", alice.clone(), key(&alice)).unwrap();
+        assert_eq!(
+            owners.bind("a2", alice.clone(), key(&alice)),
+            Err(SessionCapExceeded::Total(3))
+        );
+        // A closed session frees its slot (and its caller's).
+        owners.forget("b1");
+        assert_eq!(owners.count_of(&key(&bob)), 1);
+        owners.bind("a2", alice.clone(), key(&alice)).unwrap();
+        assert_eq!((owners.len(), owners.count_of(&key(&alice))), (3, 2));
+        // Forgetting twice, or an unknown id, changes nothing.
+        owners.forget("b1");
+        owners.forget("nope");
+        assert_eq!(owners.len(), 3);
+        owners.forget("b2");
+        assert_eq!(owners.count_of(&key(&bob)), 0);
+    }
+
+    #[test]
     fn debug_shows_no_session_id() {
         let owners = SessionOwners::default();
-        owners.bind("secret-session-id", Caller::Anonymous);
+        owners
+            .bind("secret-session-id", Caller::Anonymous, QuotaKey::Anonymous)
+            .unwrap();
         let shown = format!("{owners:?} {:?}", owners.layer());
         assert!(!shown.contains("secret-session-id"), "{shown}");
         assert!(shown.contains("sessions: 1"), "{shown}");

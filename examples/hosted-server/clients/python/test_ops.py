@@ -1,7 +1,9 @@
-"""Operating the server: /metrics, /readyz, failing fast on a replay store that cannot serve
-(unless started degraded), keys reloaded without a restart through the three phases of a
-rotation (SIGHUP), with in-flight tokens opening at every step, and serving a public host name
-(--allowed-host) without giving up DNS-rebinding protection."""
+"""Operating the server: what the public listener tells an unauthenticated peer (liveness and
+the bare readiness status, nothing more), /metrics and readiness causes on the operations
+listener (--ops-listen), failing fast on a replay store that cannot serve (unless started
+degraded), keys reloaded without a restart through the three phases of a rotation (SIGHUP),
+with in-flight tokens opening at every step, and serving a public host name (--allowed-host)
+without giving up DNS-rebinding protection."""
 
 import base64
 import json
@@ -35,9 +37,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def get(url: str):
+def get(url: str, token: str | None = None):
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
-        with urllib.request.urlopen(url, timeout=10) as resp:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10) as resp:
             return resp.status, resp.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
@@ -46,12 +49,14 @@ def get(url: str):
 class Server:
     """The server binary on a free port, with `args` and extra environment."""
 
-    def __init__(self, args, env=None, listen="127.0.0.1:0"):
+    def __init__(self, args, env=None, listen="127.0.0.1:0", ops="127.0.0.1:0"):
         self.dir = tempfile.mkdtemp(prefix="mrtr-ops-")
         addr = os.path.join(self.dir, "addr")
+        ops_addr = os.path.join(self.dir, "ops-addr")
         self.log = open(os.path.join(self.dir, "log"), "w+")
         self.proc = subprocess.Popen(
-            [binary(), "--listen", listen, "--addr-file", addr, *args],
+            [binary(), "--listen", listen, "--addr-file", addr, "--ops-listen", ops,
+             "--ops-addr-file", ops_addr, *args],
             env={**os.environ, "RUST_LOG": "info", **(env or {})},
             stdout=subprocess.DEVNULL, stderr=self.log)
         for _ in range(200):
@@ -63,6 +68,15 @@ class Server:
         with open(addr) as f:
             self.base = "http://" + f.read().strip()
         self.url = self.base + "/mcp"
+        self.ops = None
+        for _ in range(200):
+            if os.path.exists(ops_addr) and os.path.getsize(ops_addr) > 0:
+                with open(ops_addr) as f:
+                    self.ops = "http://" + f.read().strip()
+                break
+            if ops == "off":
+                break
+            time.sleep(0.05)
 
     def output(self) -> str:
         self.log.seek(0)
@@ -90,21 +104,116 @@ def key_id(token: str) -> str:
     return raw[3:3 + raw[2]].decode()
 
 
-def test_metrics_count_what_happens_and_readiness_is_separate_from_liveness(server_url):
-    base = server_url.removesuffix("/mcp")
-    assert get(base + "/healthz") == (200, "ok")
-    status, body = get(base + "/readyz")
-    assert status == 200 and '"ready":true' in body, body
-    state = result(call_tool(server_url, STATEFUL))["requestState"]
-    result(call_tool(server_url, STATEFUL, {}, state, CONFIRM))
-    assert_rejected(call_tool(server_url, STATEFUL, {}, state, CONFIRM))
-    status, text = get(base + "/metrics")
-    assert status == 200
-    assert "mrtr_seals_total" in text, text[:2000]
-    assert sample(text, "mrtr_resumes_total", method="tools/call", outcome="resumed") >= 1, text
-    assert sample(text, "mrtr_resumes_total", method="tools/call", outcome="replayed") >= 1, text
-    assert "mrtr_key_seals_remaining" in text
-    assert state not in text
+def post(url: str, body: bytes, token: str | None = None):
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    req = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def spend_and_abuse(url: str) -> str:
+    """A pause, its resume, a replay and a tampered token: every outcome the metrics count."""
+    state = result(call_tool(url, STATEFUL))["requestState"]
+    result(call_tool(url, STATEFUL, {}, state, CONFIRM))
+    assert_rejected(call_tool(url, STATEFUL, {}, state, CONFIRM))
+    middle = len(state) // 2  # inside the ciphertext: the frame still parses
+    tampered = state[:middle] + ("B" if state[middle] == "A" else "A") + state[middle + 1:]
+    assert_rejected(call_tool(url, STATEFUL, {}, tampered, CONFIRM))
+    return state
+
+
+def test_metrics_count_what_happens_on_the_operations_listener_only():
+    server = Server([])
+    try:
+        state = spend_and_abuse(server.url)
+        # The public listener: liveness and the bare readiness status, no metrics.
+        assert get(server.base + "/healthz") == (200, "ok")
+        assert get(server.base + "/readyz") == (200, '{"ready":true}')
+        assert get(server.base + "/metrics")[0] == 404
+        # The operations listener: the precise outcomes, key ids, seals left.
+        assert get(server.ops + "/healthz") == (200, "ok")
+        assert get(server.ops + "/readyz") == (200, '{"ready":true}')
+        status, text = get(server.ops + "/metrics")
+        assert status == 200
+        assert "mrtr_seals_total" in text, text[:2000]
+        assert sample(text, "mrtr_resumes_total", method="tools/call", outcome="resumed") >= 1, text
+        assert sample(text, "mrtr_resumes_total", method="tools/call", outcome="replayed") >= 1, text
+        assert sample(text, "mrtr_resumes_total", method="tools/call", outcome="tampered") >= 1, text
+        assert "mrtr_key_seals_remaining" in text
+        assert state not in text
+    finally:
+        server.stop()
+
+
+# Paths a scanner tries for operational data.
+PROBES = ["/metrics", "/metrics/", "/stats", "/debug", "/debug/vars", "/status", "/health",
+          "/readyz?verbose=1", "/admin", "/admin/subscriptions", "/mcp/metrics", "/.well-known/metrics"]
+
+
+def test_an_unauthenticated_public_peer_learns_only_liveness_and_readiness():
+    # Authentication required on /mcp, an admin credential configured: the setting in which
+    # /metrics used to answer anyone the outcome of every resume.
+    server = Server(["--require-auth", "--admin-token", "ops-secret-1"])
+    try:
+        spend_and_abuse(server.url)
+        seen = {}
+        for path in PROBES:
+            status, body = get(server.base + path)
+            seen[path] = status
+            for word in ("tampered", "replayed", "mrtr_", "seals", "k1", "redis", "causes"):
+                assert word not in body, (path, status, body)
+        assert seen["/readyz?verbose=1"] == 200
+        assert get(server.base + "/readyz") == (200, '{"ready":true}')
+        assert get(server.base + "/healthz") == (200, "ok")
+        # Everything else is absent (404), or the admin API, which wants its credential (401).
+        for path, status in seen.items():
+            if path.startswith("/readyz"):
+                continue
+            assert status in (401, 404, 405), (path, status)
+        # Admin endpoints authorize before they read the body: a malformed body, a body of
+        # the wrong shape and an empty one all get 401 without the credential, never the
+        # parser's 400/415/422 text.
+        for body in (b"{not json", b'{"subject": 7}', b"", b'{"subject": "alice"}'):
+            for path in ("/admin/revoke", "/admin/restore"):
+                assert post(server.base + path, body)[0] == 401, (path, body)
+                assert post(server.base + path, body, token="alice-token")[0] == 401, (path, body)
+        # With the credential, the same malformed body is a plain 400 and the valid one works.
+        status, text = post(server.base + "/admin/revoke", b"{not json", token="ops-secret-1")
+        assert status == 400 and "invalid body" in text, (status, text)
+        assert post(server.base + "/admin/restore", b'{"subject": "alice"}', token="ops-secret-1")[0] == 200
+    finally:
+        server.stop()
+
+
+def test_operations_beyond_loopback_need_the_admin_credential():
+    # Without --admin-token, an operations listener beyond loopback is refused at startup.
+    proc = subprocess.run([binary(), "--listen", "127.0.0.1:0", "--ops-listen", "0.0.0.0:0"],
+                          env={**os.environ, "RUST_LOG": "warn"}, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode != 0 and "--admin-token" in proc.stderr, proc.stderr
+    server = Server(["--admin-token", "ops-secret-2"], ops="0.0.0.0:0")
+    try:
+        ops = server.ops.replace("0.0.0.0", "127.0.0.1")
+        assert get(ops + "/healthz") == (200, "ok")
+        for path in ("/metrics", "/readyz"):
+            assert get(ops + path)[0] == 401
+            assert get(ops + path, token="ops-secret-3")[0] == 401
+            assert get(ops + path, token="ops-secret-2")[0] == 200
+    finally:
+        server.stop()
+    # --ops-listen off: no operations listener at all; the public one is unchanged.
+    server = Server([], ops="off")
+    try:
+        assert server.ops is None
+        assert get(server.base + "/metrics")[0] == 404
+        assert get(server.base + "/readyz") == (200, '{"ready":true}')
+    finally:
+        server.stop()
 
 
 def list_tools(url: str, host: str | None = None, origin: str | None = None) -> int:
@@ -169,7 +278,9 @@ def test_an_unreachable_redis_fails_fast_unless_started_degraded():
     assert "s3cret" not in proc.stderr and str(port) not in proc.stderr, proc.stderr
     degraded = Server(["--redis-url", url, "--start-degraded"])
     try:
-        status, body = get(degraded.base + "/readyz")
+        # The public status says only "not ready"; the cause is on the operations listener.
+        assert get(degraded.base + "/readyz") == (503, '{"ready":false}')
+        status, body = get(degraded.ops + "/readyz")
         assert status == 503 and "unreachable" in body, body
         assert "s3cret" not in body
         assert get(degraded.base + "/healthz") == (200, "ok")
