@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Fuzzing: every cargo-fuzz (libFuzzer) target in fuzz/ runs for a bounded time from the
-# committed seed corpus (fuzz/seeds/<target>), built as cargo-fuzz does by default: release
-# optimizations with debug assertions and overflow checks, AddressSanitizer. Any crash, panic,
-# sanitizer report, leak or timeout fails the suite; so does a target without seeds, a seed
-# directory without a target, a stale seed corpus, or a missing tool.
+# committed seed corpus (fuzz/seeds/<target>) and, when present, the minimized corpus the last
+# campaign left (fuzz/corpus/<target>, see ci/fuzz-campaign.sh; read only here), built as
+# cargo-fuzz does by default: release optimizations with debug assertions and overflow checks,
+# AddressSanitizer. Any crash, panic, sanitizer report, leak or timeout fails the suite; so does
+# a target without seeds, a seed or corpus directory without a target, a stale seed corpus, or
+# a missing tool.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 cd "$MRTR_ROOT/fuzz"
@@ -27,9 +29,9 @@ cargo test || die "seed corpus check failed (regenerate: cargo run --example mak
 
 mapfile -t targets < <(cargo fuzz list)
 [ "${#targets[@]}" -gt 0 ] || die "cargo fuzz list found no targets"
-for dir in seeds/*/; do
-    name="$(basename "$dir")"
-    printf '%s\n' "${targets[@]}" | grep -qx "$name" || die "seeds/$name has no fuzz target"
+for dir in seeds/*/ corpus/*/; do
+    [ -d "$dir" ] || continue
+    printf '%s\n' "${targets[@]}" | grep -qx "$(basename "$dir")" || die "${dir%/} has no fuzz target"
 done
 
 log "fuzz: building ${#targets[@]} targets (${targets[*]})"
@@ -41,8 +43,11 @@ failed=()
 for t in "${targets[@]}"; do
     [ -n "$(ls -A "seeds/$t" 2>/dev/null)" ] || die "fuzz target $t has no seeds in fuzz/seeds/$t"
     mkdir -p "$work/$t"
-    log "fuzz: $t for ${seconds}s"
-    if cargo fuzz run "$t" "$work/$t" "seeds/$t" -- \
+    # New inputs go to the first directory (a scratch one): the committed corpus stays as is.
+    inputs=("seeds/$t")
+    [ -d "corpus/$t" ] && inputs+=("corpus/$t")
+    log "fuzz: $t for ${seconds}s from ${inputs[*]}"
+    if cargo fuzz run "$t" "$work/$t" "${inputs[@]}" -- \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         >"$work/$t.log" 2>&1; then
         grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' "$work/$t.log" || true

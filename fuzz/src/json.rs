@@ -67,7 +67,7 @@ fn token_for(method: &str, params: &Value, continuation: &[u8], seed: u64) -> St
     let sealed = mrtr
         .pause(
             Round::FIRST,
-            &binding,
+            binding,
             req.args_digest().expect("bindable arguments"),
             continuation,
             &mut CountingRng::new(seed),

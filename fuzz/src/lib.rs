@@ -6,8 +6,10 @@
 //! compares the implementation with an independent reading of the spec.
 
 pub mod check;
+pub mod decimal;
 pub mod expect;
 pub mod fixture;
 pub mod format;
+pub mod ijson;
 pub mod json;
 pub mod seeds;

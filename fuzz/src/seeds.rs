@@ -253,6 +253,9 @@ pub fn all() -> Vec<Seed> {
     ] {
         seeds.push(("precheck", name.into(), text.as_bytes().to_vec()));
     }
+    for (name, bytes) in ijson() {
+        seeds.push(("ijson", name, bytes));
+    }
     let mut rng = CountingRng::new(7);
     for (target, len) in [
         ("aad", 96),
@@ -284,3 +287,64 @@ const CLOCK_BACK_AFTER_EVICTION: [u8; 69] = [
     0xf9, 0xff, 0xec, 0xaa, 0xff, 0xa7, 0xf7, 0x59, 0x75, 0xf7, 0x3f, 0xf7, 0x3a, 0x89, 0x89, 0x89,
     0x27, 0x3f, 0xc4, 0xde, 0x05,
 ];
+
+/// Seeds of the `ijson` target, named `<first violation>-<what>` (the violation as
+/// `ViolationKind::as_str` names it, or `ok`) as `mrtr_std::ijson::check` judges them.
+pub fn ijson() -> Vec<(String, Vec<u8>)> {
+    let nested = |depth: usize| {
+        let mut text = "[".repeat(depth).into_bytes();
+        text.extend_from_slice("]".repeat(depth).as_bytes());
+        text
+    };
+    let members = |count: usize, dup: bool| {
+        let mut text = String::from("{");
+        for i in 0..count {
+            text.push_str(&format!("\"m{i}\":{i},"));
+        }
+        text.push_str(if dup { "\"m\\u0030\":0}" } else { "\"end\":0}" });
+        text.into_bytes()
+    };
+    let mut seeds: Vec<(String, Vec<u8>)> = [
+        (
+            "ok-request",
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"book","arguments":{"n":[1,0.5,-2e3,true,null]},"requestState":"AQEE"}}"#,
+        ),
+        (
+            "ok-numbers",
+            "[0,-0,0.0,1.50,0.1,1e21,1E+21,100e-2,9007199254740992,5e-324,1.7976931348623157e308,0e99999,0.0e-9223372036854775808]",
+        ),
+        (
+            "ok-escapes",
+            r#"{"a\u0062":"\ud83d\ude00","ab\"":"\n\/\t","m\u00e9thode":"caf\u00e9 ✓"}"#,
+        ),
+        ("ok-scalar", " \t\r\n\"x\" "),
+        ("duplicate_name-escaped", r#"{"a":1,"\u0061":2}"#),
+        ("duplicate_name-nested", r#"{"p":{"q":[{"r":1,"s":2,"r":3}]}}"#),
+        ("lossy_number-2p53-plus-1", r#"{"n":9007199254740993}"#),
+        ("lossy_number-over-precise", "[3.141592653589793238]"),
+        ("lossy_number-below-subnormal", "[4.9e-324,1e-400]"),
+        ("lossy_number-exponent-overflow", "[0.01e-9223372036854775808]"),
+        ("lossy_number-exponent-i64-max", "1e9223372036854775807"),
+        ("lossy_number-exponent-below-i64", "1e-9223372036854775809"),
+        (
+            "lossy_number-exponent-leading-zeros",
+            "[1e000000000000000000000000000000400]",
+        ),
+        ("lossy_number-zero-exponent-past-i64", "0e99999999999999999999"),
+        ("lone_surrogate-high", r#"["\ud800"]"#),
+        ("lone_surrogate-low", r#"{"\udc00":1}"#),
+        ("lone_surrogate-unpaired", r#""\ud83d\u0041""#),
+        ("not_json-trailing", r#"{"a":1} x"#),
+        ("not_json-control", "[\"\u{1}\"]"),
+        ("not_json-number", "[01]"),
+    ]
+    .into_iter()
+    .map(|(name, text)| (name.to_owned(), text.as_bytes().to_vec()))
+    .collect();
+    seeds.push(("not_json-utf8".into(), b"[\"\xff\"]".to_vec()));
+    seeds.push(("ok-depth-128".into(), nested(128)));
+    seeds.push(("too_deep-129".into(), nested(129)));
+    seeds.push(("ok-members-300".into(), members(300, false)));
+    seeds.push(("duplicate_name-many-members".into(), members(40, true)));
+    seeds
+}

@@ -39,6 +39,7 @@ fn committed_seeds_are_current() {
         "b64",
         "aad",
         "replay",
+        "ijson",
     ] {
         let on_disk = fs::read_dir(root.join(target)).expect("seed dir").count();
         let generated = seeds.iter().filter(|s| s.0 == target).count();
@@ -108,5 +109,38 @@ fn json_seeds_resume_as_named() {
             ),
             other => panic!("{name}: unknown expectation {other}"),
         }
+    }
+}
+
+#[test]
+fn ijson_seeds_are_judged_as_named() {
+    let seeds = seeds::ijson();
+    for kind in [
+        "ok",
+        "duplicate_name",
+        "lossy_number",
+        "lone_surrogate",
+        "too_deep",
+    ] {
+        assert!(
+            seeds.iter().any(|s| s.0.split('-').next() == Some(kind)),
+            "no {kind} seed"
+        );
+    }
+    for (name, bytes) in seeds {
+        let want = name.split('-').next().expect("prefix");
+        let got = match mrtr_std::ijson::check(&bytes) {
+            Ok(()) => "ok",
+            Err(v) => v.kind().as_str(),
+        };
+        assert_eq!(got, want, "{name}");
+        let oracle = mrtr_fuzz::ijson::validate(
+            &bytes,
+            &mrtr_fuzz::ijson::Rules {
+                max_depth: mrtr_std::ijson::MAX_DEPTH,
+                max_members: None,
+            },
+        );
+        assert_eq!(oracle.is_ok(), want == "ok", "oracle on {name}: {oracle:?}");
     }
 }

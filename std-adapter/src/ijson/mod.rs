@@ -1,6 +1,6 @@
 //! I-JSON (RFC 7493) checks on raw JSON text: what a parser forgets once it has built a map.
 //!
-//! The argument digest ([`crate::jcs`]) binds a token to the canonical form of the call's
+//! The argument digest ([`crate::jcs`]) binds a token to the binding form of the call's
 //! arguments. Two requests the handler reads differently must never share a digest, and two
 //! things break that once a JSON parser has built its values:
 //!

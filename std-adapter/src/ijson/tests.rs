@@ -525,6 +525,38 @@ fn numbers_pass_when_the_double_carries_their_value() {
     }
 }
 
+/// Issue 49: an exponent near `i64::MIN` or `i64::MAX` made the decimal exponent overflow
+/// (`int_len - lead + exp`): a panic in debug builds, right in release only by luck. Checked
+/// arithmetic refuses them as lossy, with the same answer in every build.
+#[test]
+fn exponents_at_the_edges_of_i64_are_lossy_without_overflow() {
+    for lossy in [
+        "0.01e-9223372036854775808",
+        "-0.001e-9223372036854775808",
+        "100e9223372036854775807",
+        "1e9223372036854775807",
+        "1e-9223372036854775808",
+        "1e9223372036854775808",
+        "1e-9223372036854775809",
+    ] {
+        assert!(!number_is_exact(lossy), "{lossy}");
+        assert_eq!(kind(lossy), Some(ViolationKind::LossyNumber), "{lossy}");
+        let text = format!(r#"{{"n":[1,{lossy}]}}"#);
+        assert_eq!(
+            same_as_reference(text.as_bytes()),
+            Some(ViolationKind::LossyNumber)
+        );
+    }
+    // A zero with an exponent that fits is exact, whatever the exponent; one past i64 is not
+    // (the documented rule: the exponent must fit).
+    assert_eq!(kind("0.0e-9223372036854775808"), None);
+    assert_eq!(kind("0e9223372036854775807"), None);
+    assert_eq!(
+        kind("0e99999999999999999999"),
+        Some(ViolationKind::LossyNumber)
+    );
+}
+
 #[test]
 fn duplicate_names_compare_unescaped() {
     assert_eq!(kind(r#"{"a":1,"b":{"a":2}}"#), None);

@@ -17,7 +17,7 @@
 //! **Bounded memory**: at most [`QuotaConfig::max_callers`] callers are tracked. A bucket
 //! that has refilled to its burst is the same as no bucket, so those are dropped when room is
 //! needed; if every tracked caller is still active, a new caller is refused
-//! (`"tracked_callers"`, fail closed) until one refills. Time is a [`MonotonicClock`]
+//! (`"tracked_callers"`, fail closed) until one refills. Time is a [`MonotonicClock`](crate::clock::MonotonicClock)
 //! ([`crate::clock::ManualClock`] in tests), so a wall clock that steps changes nothing.
 //!
 //! ```

@@ -73,7 +73,7 @@ struct Table {
     next_sweep_ms: u64,
 }
 
-/// Per-caller quotas (see the [module docs](self)). Share it (`Arc`) between the requests it
+/// Per-caller quotas (see the [module docs](crate::quota)). Share it (`Arc`) between the requests it
 /// limits.
 pub struct Quotas<C = StdMonotonicClock> {
     config: QuotaConfig,
