@@ -4,10 +4,10 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use super::{
-    Envelope, HIGH, LINEAR_NAMES, MAX_DEPTH, Role, Seg, Shape, Violation, ViolationKind,
-    number_is_exact, pointer, specials,
-};
+use super::names::LINEAR_NAMES;
+use super::strings::{HIGH, specials};
+use super::walker::{Role, Seg, pointer};
+use super::{Envelope, MAX_DEPTH, Shape, Violation, ViolationKind, number_is_exact};
 
 /// What [`super::scan`] returned.
 pub(super) fn scan(text: &[u8]) -> Result<Envelope<'_>, Violation> {
