@@ -46,6 +46,13 @@ def get(url: str, token: str | None = None):
         return e.code, e.read().decode()
 
 
+def server_env(**extra) -> dict:
+    """The environment a server of these tests starts with: the suite's own, without the admin
+    token the suite exports for other tests (each test here says whether it wants one)."""
+    env = {k: v for k, v in os.environ.items() if k != "MRTR_ADMIN_TOKEN"}
+    return {**env, **extra}
+
+
 class Server:
     """The server binary on a free port, with `args` and extra environment."""
 
@@ -57,7 +64,7 @@ class Server:
         self.proc = subprocess.Popen(
             [binary(), "--listen", listen, "--addr-file", addr, "--ops-listen", ops,
              "--ops-addr-file", ops_addr, *args],
-            env={**os.environ, "RUST_LOG": "info", **(env or {})},
+            env=server_env(RUST_LOG="info", **(env or {})),
             stdout=subprocess.DEVNULL, stderr=self.log)
         for _ in range(200):
             if os.path.exists(addr) and os.path.getsize(addr) > 0:
@@ -193,7 +200,7 @@ def test_an_unauthenticated_public_peer_learns_only_liveness_and_readiness():
 def test_operations_beyond_loopback_need_the_admin_credential():
     # Without --admin-token, an operations listener beyond loopback is refused at startup.
     proc = subprocess.run([binary(), "--listen", "127.0.0.1:0", "--ops-listen", "0.0.0.0:0"],
-                          env={**os.environ, "RUST_LOG": "warn"}, capture_output=True,
+                          env=server_env(RUST_LOG="warn"), capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode != 0 and "--admin-token" in proc.stderr, proc.stderr
     server = Server(["--admin-token", "ops-secret-2"], ops="0.0.0.0:0")
