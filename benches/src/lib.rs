@@ -7,10 +7,8 @@
 pub mod alloc_count;
 pub mod chart;
 pub mod e2e;
-pub mod e2e_cpu;
 #[cfg(feature = "comparisons")]
 pub mod e2e_server;
-pub mod e2e_steal;
 pub mod fair_floor;
 pub mod fixtures;
 pub mod floor;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Style and API hygiene, as CI checks them: rustfmt (the workspace, the fuzz crate and the
+# Style and API hygiene, as CI checks them: no import circles between sibling modules in any
+# crate (ci/module-cycles.py), rustfmt (the workspace, the fuzz crate and the
 # firmware), clippy with -D warnings over every target, rustdoc with -D warnings, and mrtr-std
 # built with no default features (no backend, no tokio, no Redis) and with every feature.
 set -euo pipefail
@@ -10,6 +11,11 @@ rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup com
     || die "cannot install rustfmt"
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy \
     || die "cannot install clippy"
+
+log "import circles between sibling modules (ci/module-cycles.py)"
+command -v python3 >/dev/null || die "python3 is missing (ci/module-cycles.py)"
+python3 ci/module-cycles.py --self-test
+python3 ci/module-cycles.py
 
 log "cargo fmt --check (workspace, fuzz, firmware)"
 cargo fmt --all -- --check

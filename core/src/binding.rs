@@ -25,6 +25,7 @@ use core::fmt;
 
 use heapless::Vec;
 
+use crate::error::BindingError;
 use crate::limits::{HEADER_FIXED_LEN, MAX_HEADER_LEN, aad_len, audience_len, principal_len};
 use crate::token::TokenFormat;
 
@@ -62,44 +63,6 @@ impl fmt::Debug for Principal<'_> {
         }
     }
 }
-
-/// Why a binding was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum BindingError {
-    /// The method is empty.
-    EmptyMethod,
-    /// The method or protocol version contains a NUL byte.
-    NulByte,
-    /// The method is longer than [`MAX_METHOD_LEN`].
-    MethodTooLong,
-    /// The protocol version is longer than [`MAX_VERSION_LEN`].
-    VersionTooLong,
-    /// The target is longer than [`MAX_TARGET_LEN`].
-    TargetTooLong,
-    /// The issuer or subject is longer than [`MAX_PRINCIPAL_FIELD_LEN`].
-    PrincipalTooLong,
-    /// Valid, but its associated data is longer than the engine's AAD capacity (a
-    /// compile-time parameter, see [`AadLimits`]).
-    ExceedsAadCapacity,
-}
-
-impl fmt::Display for BindingError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::EmptyMethod => "method is empty",
-            Self::NulByte => "method or protocol version contains NUL",
-            Self::MethodTooLong => "method is longer than 32 bytes",
-            Self::VersionTooLong => "protocol version is longer than 32 bytes",
-            Self::TargetTooLong => "target is longer than 1024 bytes",
-            Self::PrincipalTooLong => "issuer or subject is longer than 255 bytes",
-            Self::ExceedsAadCapacity => "binding does not fit the engine's AAD capacity",
-        })
-    }
-}
-
-impl core::error::Error for BindingError {}
 
 /// The request a token is bound to: method, protocol version, target and principal.
 ///

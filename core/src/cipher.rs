@@ -4,7 +4,7 @@
 //! `mrtr-aws-lc`) implements [`Cipher`] for one algorithm. Core never names a concrete cipher,
 //! so a std-only backend (for example one built on `ring`) can plug in the same way.
 
-use crate::key::SecretKey;
+use crate::secret::SecretKey;
 
 pub use crate::limits::{MAX_NONCE_LEN, TAG_LEN};
 

@@ -8,8 +8,6 @@
 
 use core::fmt;
 
-use crate::binding::BindingError;
-
 /// JSON-RPC code for every rejected `requestState` (Invalid params).
 pub const INVALID_PARAMS: i32 = -32602;
 
@@ -281,3 +279,41 @@ impl fmt::Display for ConfigError {
 }
 
 impl core::error::Error for ConfigError {}
+
+/// Why a binding was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum BindingError {
+    /// The method is empty.
+    EmptyMethod,
+    /// The method or protocol version contains a NUL byte.
+    NulByte,
+    /// The method is longer than [`MAX_METHOD_LEN`](crate::limits::MAX_METHOD_LEN).
+    MethodTooLong,
+    /// The protocol version is longer than [`MAX_VERSION_LEN`](crate::limits::MAX_VERSION_LEN).
+    VersionTooLong,
+    /// The target is longer than [`MAX_TARGET_LEN`](crate::limits::MAX_TARGET_LEN).
+    TargetTooLong,
+    /// The issuer or subject is longer than [`MAX_PRINCIPAL_FIELD_LEN`](crate::limits::MAX_PRINCIPAL_FIELD_LEN).
+    PrincipalTooLong,
+    /// Valid, but its associated data is longer than the engine's AAD capacity (a
+    /// compile-time parameter, see [`AadLimits`](crate::limits::AadLimits)).
+    ExceedsAadCapacity,
+}
+
+impl fmt::Display for BindingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::EmptyMethod => "method is empty",
+            Self::NulByte => "method or protocol version contains NUL",
+            Self::MethodTooLong => "method is longer than 32 bytes",
+            Self::VersionTooLong => "protocol version is longer than 32 bytes",
+            Self::TargetTooLong => "target is longer than 1024 bytes",
+            Self::PrincipalTooLong => "issuer or subject is longer than 255 bytes",
+            Self::ExceedsAadCapacity => "binding does not fit the engine's AAD capacity",
+        })
+    }
+}
+
+impl core::error::Error for BindingError {}

@@ -12,11 +12,11 @@ use heapless::{String, Vec};
 // lock per seal); a `critical-section` fallback only where it has none (Cortex-M0/M0+,
 // RISC-V rv32imc). See `Key`'s seal counter.
 use portable_atomic::{AtomicU32, Ordering};
-use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::cipher::{Algorithm, Cipher};
 
 pub use crate::limits::{KEY_LEN, MAX_KEY_ID_LEN};
+pub use crate::secret::{KeyError, SecretKey};
 
 /// Default number of seals one key may perform with random nonces before it refuses.
 ///
@@ -26,42 +26,6 @@ pub use crate::limits::{KEY_LEN, MAX_KEY_ID_LEN};
 /// applied to every algorithm. The count lives in memory: a process restart resets it, so
 /// operators must rotate keys on a schedule well inside the limit (see `SECURITY.md`).
 pub const DEFAULT_SEAL_LIMIT: u32 = u32::MAX;
-
-/// 32 bytes of key material. Wiped on drop; never shown by `Debug`.
-#[derive(Clone)]
-pub struct SecretKey([u8; KEY_LEN]);
-
-impl Drop for SecretKey {
-    fn drop(&mut self) {
-        self.0.zeroize();
-    }
-}
-
-impl ZeroizeOnDrop for SecretKey {}
-
-impl SecretKey {
-    /// Wraps key bytes. The caller should wipe its own copy.
-    pub const fn from_bytes(bytes: [u8; KEY_LEN]) -> Self {
-        Self(bytes)
-    }
-
-    /// Copies key bytes from a slice, which must be exactly [`KEY_LEN`] long.
-    pub fn from_slice(bytes: &[u8]) -> Result<Self, KeyError> {
-        let arr: [u8; KEY_LEN] = bytes.try_into().map_err(|_| KeyError::BadKeyLength)?;
-        Ok(Self(arr))
-    }
-
-    /// The key bytes, for a backend's key schedule.
-    pub fn expose(&self) -> &[u8; KEY_LEN] {
-        &self.0
-    }
-}
-
-impl fmt::Debug for SecretKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("SecretKey(<redacted>)")
-    }
-}
 
 /// A key id: 1 to 16 bytes of `A-Z a-z 0-9 . _ -`. Public; written into every token header.
 ///
@@ -126,34 +90,6 @@ impl defmt::Format for KeyId {
         defmt::write!(f, "{=str}", self.as_str())
     }
 }
-
-/// Why a key or key ring could not be built.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum KeyError {
-    /// Key material is not exactly 32 bytes.
-    BadKeyLength,
-    /// A key id is empty, longer than 16 bytes, or uses a character outside `A-Za-z0-9._-`.
-    BadKeyId,
-    /// Two keys in one ring share an id.
-    DuplicateKeyId,
-    /// The ring already holds as many keys as its capacity.
-    RingFull,
-}
-
-impl fmt::Display for KeyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::BadKeyLength => "key must be exactly 32 bytes",
-            Self::BadKeyId => "key id must be 1-16 characters of A-Z a-z 0-9 . _ -",
-            Self::DuplicateKeyId => "two keys share one key id",
-            Self::RingFull => "key ring is full",
-        })
-    }
-}
-
-impl core::error::Error for KeyError {}
 
 /// One key of a ring: its id, its cipher (key schedule) and how many times it has sealed.
 ///

@@ -35,16 +35,17 @@ pub mod key;
 pub mod lease;
 pub mod limits;
 pub mod replay;
+mod secret;
 pub mod token;
 
 pub use token::state;
 
-pub use binding::{Binding, BindingError, Principal};
+pub use binding::{Binding, Principal};
 pub use clock::{Clock, ManualClock};
 pub use engine::{
     AcceptV1, Builder, DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, Mrtr,
     Resumed, Round, Sealed,
 };
-pub use error::{ConfigError, ErrorDetail, Reason, Rejection, SealError, WireError};
+pub use error::{BindingError, ConfigError, ErrorDetail, Reason, Rejection, SealError, WireError};
 pub use state::{ArgsDigest, TokenId};
 pub use token::{TokenBuf, TokenFormat, token_len_for};

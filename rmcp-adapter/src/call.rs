@@ -3,7 +3,8 @@
 
 use std::fmt;
 
-use mrtr_std::core::ArgsDigest;
+use mrtr_std::core::{ArgsDigest, Reason};
+use mrtr_std::engine::MAX_CONTINUATION_LEN;
 use mrtr_std::engine::{Resumption, Step, Verified};
 use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest, Unbindable};
 use mrtr_std::replay::{AnyReplayCache, AsyncReplayCache};
@@ -288,7 +289,7 @@ impl<R> Call<R> {
             ErrorData::internal_error("Internal error: cannot encode the paused state", None)
         })?;
         if let Some(local) = &self.local {
-            crate::classic::keep(&self.engine, &self.req.binding, local, bytes)?;
+            keep(&self.engine, &self.req.binding, local, bytes)?;
             return Ok(None);
         }
         if let Some(charge) = &self.req.charge {
@@ -312,6 +313,32 @@ impl<R> fmt::Debug for Call<R> {
             .field("in_process", &self.local.is_some())
             .finish_non_exhaustive()
     }
+}
+
+/// Keeps the state an in-process round pauses with: refused at the round cap (the error a
+/// 2026-07-28 resume beyond the cap gets) or beyond the continuation size limit.
+pub(crate) fn keep<R>(
+    engine: &Engine<R>,
+    binding: &Binding,
+    local: &Local,
+    bytes: Vec<u8>,
+) -> Result<(), ErrorData> {
+    if local.invocation >= engine.limits().max_rounds {
+        tracing::info!(target: "mrtr", method = %binding.method, target_name = %binding.target,
+            round = local.invocation, "cannot pause: the in-process flow is at its round cap");
+        return Err(engine.reject(Reason::RoundsExceeded).to_error_data());
+    }
+    if bytes.len() > MAX_CONTINUATION_LEN {
+        tracing::error!(target: "mrtr", target_name = %binding.target, "paused state too large");
+        return Err(ErrorData::internal_error(
+            "Internal error: cannot keep the paused state",
+            None,
+        ));
+    }
+    if let Ok(mut slot) = local.paused.lock() {
+        *slot = Some(bytes);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -114,7 +114,6 @@
 use std::time::Duration;
 
 use mrtr_std::core::Reason;
-use mrtr_std::engine::MAX_CONTINUATION_LEN;
 use mrtr_std::replay::AsyncReplayCache;
 use rmcp::RoleServer;
 use rmcp::model::{
@@ -124,7 +123,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
-use crate::call::{Binding, Call, Local, Origin, Pending};
+use crate::call::{Call, Local, Origin, Pending};
 use crate::error::ToErrorData;
 use crate::input::{self, Declared};
 
@@ -267,32 +266,6 @@ impl<R: AsyncReplayCache> Pending<R> {
             }
         }
     }
-}
-
-/// Keeps the state an in-process round pauses with: refused at the round cap (the error a
-/// 2026-07-28 resume beyond the cap gets) or beyond the continuation size limit.
-pub(crate) fn keep<R>(
-    engine: &crate::call::Engine<R>,
-    binding: &Binding,
-    local: &Local,
-    bytes: Vec<u8>,
-) -> Result<(), ErrorData> {
-    if local.invocation >= engine.limits().max_rounds {
-        tracing::info!(target: "mrtr", method = %binding.method, target_name = %binding.target,
-            round = local.invocation, "cannot pause: the in-process flow is at its round cap");
-        return Err(engine.reject(Reason::RoundsExceeded).to_error_data());
-    }
-    if bytes.len() > MAX_CONTINUATION_LEN {
-        tracing::error!(target: "mrtr", target_name = %binding.target, "paused state too large");
-        return Err(ErrorData::internal_error(
-            "Internal error: cannot keep the paused state",
-            None,
-        ));
-    }
-    if let Ok(mut slot) = local.paused.lock() {
-        *slot = Some(bytes);
-    }
-    Ok(())
 }
 
 /// Asks the session's client each input request in turn (server-to-client requests), each

@@ -23,10 +23,11 @@
 use rand_core::TryCryptoRng;
 
 use crate::b64;
-use crate::binding::{Aad, Binding, BindingError, build_aad};
+use crate::binding::{Aad, Binding, build_aad};
 use crate::cipher::Cipher;
 use crate::clock::Clock;
 use crate::ct;
+use crate::error::BindingError;
 use crate::error::{ErrorDetail, Reason, Rejection, SealError};
 use crate::key::KeyRing;
 use crate::limits::{MAX_AAD_LEN, MAX_NONCE_LEN, TAG_LEN, TOKEN_ID_LEN};

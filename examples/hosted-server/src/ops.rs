@@ -17,6 +17,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use mrtr_std::engine::Rotating;
 use mrtr_std::metrics::Prometheus;
 use serde_json::json;
 
@@ -31,7 +32,7 @@ pub fn router(app: Arc<App>, token: Option<Arc<str>>) -> Router {
             "/readyz",
             get(move || {
                 let app = ready_app.clone();
-                async move { crate::http::readyz(app.mrtr.rotating()).await }
+                async move { readyz(app.mrtr.rotating()).await }
             }),
         )
         .route(
@@ -63,5 +64,68 @@ pub async fn require_token(
             Json(json!({"error": "unauthorized"})),
         )
             .into_response()
+    }
+}
+
+/// Readiness on the operations listener: 200 `{"ready":true}`, or 503 with the causes while mrtr cannot serve: the
+/// replay store cannot record resumes (Redis unreachable, an evicting maxmemory-policy, out
+/// of memory, replicas not acknowledging) or the sealing key's budget is exhausted. Probes the
+/// store (bounded by its timeouts; at most one Redis round trip a second however often it is
+/// called). Never shows the Redis URL.
+pub async fn readyz(engine: &Rotating) -> (StatusCode, Json<serde_json::Value>) {
+    let health = engine.probe().await;
+    let status =
+        StatusCode::from_u16(health.status_code()).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+    (status, Json(health.to_json()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use mrtr_std::engine::{Backend, Limits};
+    use mrtr_std::keys::KeyConfig;
+    use mrtr_std::replay::AnyReplayCache;
+    use mrtr_std::replay::redis::RedisReplayCache;
+    use serde_json::json;
+
+    use super::*;
+
+    fn engine(store: AnyReplayCache) -> Rotating {
+        let keys = KeyConfig::ephemeral().unwrap();
+        Rotating::new(Backend::Aes256Gcm, keys, Limits::for_audience("t"), store).unwrap()
+    }
+
+    #[tokio::test]
+    async fn readyz_is_200_for_stores_without_io() {
+        for store in [AnyReplayCache::Off, AnyReplayCache::memory(10)] {
+            let (status, Json(body)) = readyz(&engine(store)).await;
+            assert_eq!(status, StatusCode::OK);
+            assert_eq!(body, json!({"ready": true}));
+        }
+    }
+
+    #[tokio::test]
+    async fn readyz_is_503_with_the_cause_and_never_the_url() {
+        // Nothing listens on a port that was just free.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let cache = RedisReplayCache::builder(format!("redis://:s3cret@127.0.0.1:{port}/"))
+            .connect_timeout(Duration::from_secs(2))
+            .build()
+            .unwrap();
+        let (status, Json(body)) = readyz(&engine(AnyReplayCache::Redis(cache))).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(body["ready"], false);
+        let cause = body["cause"].as_str().unwrap();
+        assert!(cause.contains("unreachable"), "{cause}");
+        let text = body.to_string();
+        assert!(
+            !text.contains("s3cret") && !text.contains("127.0.0.1"),
+            "{text}"
+        );
     }
 }

@@ -37,6 +37,8 @@ use std::borrow::Cow;
 use std::fmt;
 
 pub use numbers::number_is_exact;
+#[cfg(test)]
+pub(crate) use strings::PAUSABLE;
 use walker::Seg;
 
 /// Deepest nesting [`check`] follows (the whole message; the arguments' own limit for the

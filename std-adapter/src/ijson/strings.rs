@@ -45,7 +45,7 @@ fn short_string(text: &[u8], at: usize) -> Option<(usize, u64, usize)> {
 
 /// The JSON-RPC methods that can pause (see [`crate::jsonrpc::Method`]), the ones whose
 /// envelope matters.
-pub(super) const PAUSABLE: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
+pub(crate) const PAUSABLE: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
 
 /// What [`Scan::rest_of_string`] found.
 struct Rest {

@@ -472,3 +472,23 @@ pub fn input_required_result(request_state: &str, input_requests: Option<Value>)
     obj.insert("requestState".into(), request_state.into());
     Value::Object(obj)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Method;
+    use crate::ijson::{PAUSABLE, scan};
+
+    /// The scanner recognizes the pausable methods by their own list: it must be this one.
+    #[test]
+    fn the_pausable_methods_are_the_jsonrpc_ones() {
+        let names: Vec<&str> = Method::ALL.iter().map(|m| m.as_str()).collect();
+        assert_eq!(names, PAUSABLE);
+        for method in PAUSABLE {
+            let text = format!(r#"{{"method":"{method}"}}"#);
+            assert_eq!(
+                scan(text.as_bytes()).unwrap().method.as_deref(),
+                Some(method)
+            );
+        }
+    }
+}

@@ -1,10 +1,13 @@
 //! What the server knew when it admitted a subscription: the authenticated principal (typed,
 //! indexed for targeted reconciliation) and any opaque application evidence.
 
+use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-use super::authorizer::AppValue;
+/// An opaque application value: initial admission evidence or an application context carried
+/// from one grant to the next. Never printed.
+pub type AppValue = Arc<dyn Any + Send + Sync>;
 
 /// The authenticated principal a subscription acts for: token issuer and subject.
 ///

@@ -9,12 +9,8 @@ use std::time::Duration;
 
 use mrtr_core::lease::CheckKind;
 
-use super::admission::Principal;
+use super::admission::{AppValue, Principal};
 use super::target::{NotificationFilter, Target};
-
-/// An opaque application value: initial admission evidence or an application context carried
-/// from one grant to the next. Never printed.
-pub type AppValue = Arc<dyn Any + Send + Sync>;
 
 /// The error an authorizer returns when it cannot decide. The check fails closed; the error's
 /// text is neither logged nor kept.

@@ -68,8 +68,6 @@ mod counters;
 mod dispatch;
 #[cfg(feature = "tokio")]
 mod driver;
-#[cfg(feature = "tokio")]
-mod driver_session;
 mod events;
 mod executor;
 mod index;
@@ -78,16 +76,14 @@ mod reconcile;
 mod registry;
 mod target;
 
-pub use admission::{Admission, Principal};
+pub use admission::{Admission, AppValue, Principal};
 pub use authorizer::{
-    AppValue, Authorization, AuthorizationContext, AuthorizeError, Authorizer, CancellationToken,
-    DenyAll, Grant, InvocationFeatures, deny_all,
+    Authorization, AuthorizationContext, AuthorizeError, Authorizer, CancellationToken, DenyAll,
+    Grant, InvocationFeatures, deny_all,
 };
 pub use counters::Counters;
 #[cfg(feature = "tokio")]
-pub use driver::{ListenRefused, Listening, RegistryHandle};
-#[cfg(feature = "tokio")]
-pub use driver_session::{SessionRetired, SubscribeRefused};
+pub use driver::{ListenRefused, Listening, RegistryHandle, SessionRetired, SubscribeRefused};
 pub use events::{Event, EventSink, Refused};
 pub use index::{Family, Selector};
 pub use key::SubscriptionKey;

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use mrtr_core::lease::{CheckId, CheckRequest, Era, Lease, LeaseConfig, Phase, stagger_ms};
 
+use super::admission::AppValue;
 use super::admission::{Admission, Principal};
-use super::authorizer::{AppValue, Authorizer};
+use super::authorizer::Authorizer;
 use super::counters::Counters;
 use super::events::{Event, EventSink, Refused};
 use super::executor::{Completions, Executor, JobCell};

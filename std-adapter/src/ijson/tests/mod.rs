@@ -5,7 +5,6 @@
 
 use std::collections::HashSet;
 
-use super::strings::PAUSABLE;
 use super::*;
 
 mod tokens;
@@ -289,22 +288,6 @@ fn bench_bodies() -> [Vec<u8>; 2] {
         .as_bytes(),
     );
     [fresh.to_vec(), resume]
-}
-
-#[test]
-fn the_pausable_methods_are_the_jsonrpc_ones() {
-    let names: Vec<&str> = crate::jsonrpc::Method::ALL
-        .iter()
-        .map(|m| m.as_str())
-        .collect();
-    assert_eq!(names, PAUSABLE);
-    for method in PAUSABLE {
-        let text = format!(r#"{{"method":"{method}"}}"#);
-        assert_eq!(
-            scan(text.as_bytes()).unwrap().method.as_deref(),
-            Some(method)
-        );
-    }
 }
 
 #[test]

@@ -184,7 +184,7 @@ impl ReplayCache for BlockingRedisReplayCache {
         let started = Instant::now();
         let answer = self.record_id(id, expires_at_ms, now_ms);
         let store = lock(&self.status).store();
-        crate::obs::replay_store_call(store, &answer, started.elapsed());
+        super::obs::replay_store_call(store, &answer, started.elapsed());
         answer
     }
 }

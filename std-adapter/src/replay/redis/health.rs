@@ -222,7 +222,7 @@ impl Status {
 
     /// Counts a store error of `kind` in the metrics.
     pub(crate) fn error(&self, kind: &'static str) {
-        crate::obs::replay_store_error(self.store, kind);
+        super::obs::replay_store_error(self.store, kind);
     }
 
     /// Publishes the readiness to the metrics when it changed.
@@ -230,7 +230,7 @@ impl Status {
         let now = self.readiness(settings);
         if self.published != Some(now) {
             self.published = Some(now);
-            crate::obs::replay_store_readiness(self.store, &settings.prefix, now);
+            super::obs::replay_store_readiness(self.store, &settings.prefix, now);
         }
     }
 

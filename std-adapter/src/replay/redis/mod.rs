@@ -133,6 +133,7 @@ use crate::replay::{AsyncReplayCache, Readiness};
 pub mod blocking;
 mod builder;
 pub(crate) mod health;
+mod obs;
 pub mod tls;
 mod topology;
 
@@ -440,7 +441,7 @@ impl AsyncReplayCache for RedisReplayCache {
         let started = Instant::now();
         let answer = self.record_id(id, expires_at_ms, now_ms).await;
         let store = self.lock().status.store();
-        crate::obs::replay_store_call(store, &answer, started.elapsed());
+        obs::replay_store_call(store, &answer, started.elapsed());
         answer
     }
 }

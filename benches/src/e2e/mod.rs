@@ -5,13 +5,16 @@
 //! trips/s, p50 µs, p99 µs, label. `pair` lines give one repetition's ratios against the
 //! rmcp-codec server run right after it; `#instr`, `instr` and `cache` lines come from
 //! `ci/bench-e2e-instr.sh`, `#cpu` and `cpu` lines from `ci/bench-e2e-cpu.sh` (see
-//! [`crate::e2e_cpu`]), and `steal` lines from both timed scripts (see [`crate::e2e_steal`]).
+//! [`crate::e2e::cpu`]), and `steal` lines from both timed scripts (see [`crate::e2e::steal`]).
 
 use std::fmt::Write as _;
 
-use crate::e2e_cpu::Cpu;
-use crate::e2e_steal::{Steal, Suite};
+pub mod cpu;
+pub mod steal;
+
 use crate::report::table;
+use cpu::Cpu;
+use steal::{Steal, Suite};
 
 /// The series `ci/bench-e2e.sh` runs under these names.
 pub const MRTR: &str = "mrtr";

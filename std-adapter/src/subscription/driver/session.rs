@@ -51,11 +51,11 @@ use std::sync::Arc;
 use mrtr_core::lease::EndReason;
 use tokio::sync::mpsc;
 
-use super::admission::Admission;
-use super::driver::{RegistryHandle, Routes, Shared};
-use super::events::{Event, Refused};
-use super::key::SubscriptionKey;
+use super::{RegistryHandle, Routes, Shared};
 use crate::clock::MonotonicClock;
+use crate::subscription::admission::Admission;
+use crate::subscription::events::{Event, Refused};
+use crate::subscription::key::SubscriptionKey;
 
 /// Why [`RegistryHandle::subscribe_resource`] did not establish a grant. The session is not
 /// retired by it.

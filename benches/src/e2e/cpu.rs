@@ -6,8 +6,8 @@
 
 use std::fmt::Write as _;
 
+use crate::e2e::steal::Suite;
 use crate::e2e::{E2e, MRTR, RMCP_CODEC, Spread, spread};
-use crate::e2e_steal::Suite;
 use crate::report::table;
 
 /// One server's CPU time over one round's round trips.

@@ -57,15 +57,18 @@ use std::time::Duration;
 
 use tokio::sync::{Notify, mpsc};
 
-use super::admission::Admission;
-use super::driver_session::{SessionRetired, route_retirement};
-use super::events::{Event, Refused};
-use super::index::Selector;
-use super::key::SubscriptionKey;
-use super::registry::Registry;
-use super::target::{NotificationFilter, RequestId};
+use crate::subscription::admission::Admission;
+mod session;
+
 use crate::clock::MonotonicClock;
+use crate::subscription::events::{Event, Refused};
+use crate::subscription::index::Selector;
+use crate::subscription::key::SubscriptionKey;
+use crate::subscription::registry::Registry;
+use crate::subscription::target::{NotificationFilter, RequestId};
 use mrtr_core::lease::EndReason;
+use session::route_retirement;
+pub use session::{SessionRetired, SubscribeRefused};
 
 /// How long the driver sleeps when no deadline is pending (a waker call ends it early).
 const IDLE: Duration = Duration::from_secs(3600);
@@ -76,7 +79,7 @@ pub(super) struct Shared<C> {
     pub(super) registry: Mutex<Registry<C>>,
     pub(super) routes: Mutex<Routes>,
     pub(super) wake: Arc<Notify>,
-    /// Where 2025-era session retirements go (see `driver_session.rs`).
+    /// Where 2025-era session retirements go (see `driver/session.rs`).
     pub(super) retirements: Mutex<Option<mpsc::UnboundedSender<SessionRetired>>>,
 }
 
