@@ -111,6 +111,9 @@
 //! # }
 //! ```
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use mrtr_std::core::Reason;
@@ -161,6 +164,35 @@ impl RoundResult for ReadResourceResponse {
     }
 }
 
+/// The future of one round of [`Pending::run_async`]: boxed, `Send`, and borrowing the call.
+pub type RoundFuture<'c, T> = Pin<Box<dyn Future<Output = Result<T, ErrorData>> + Send + 'c>>;
+
+pin_project_lite::pin_project! {
+    /// One round's answer to the driver: at once (a synchronous round, nothing boxed) or
+    /// later (an asynchronous one).
+    #[project = RoundStepProj]
+    enum RoundStep<'c, T> {
+        Now { answer: Option<Result<T, ErrorData>> },
+        Later { future: RoundFuture<'c, T> },
+    }
+}
+
+impl<T> Future for RoundStep<'_, T> {
+    type Output = Result<T, ErrorData>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project() {
+            RoundStepProj::Now { answer } => Poll::Ready(answer.take().unwrap_or_else(|| {
+                Err(ErrorData::internal_error(
+                    "Internal error: a round was polled after it completed",
+                    None,
+                ))
+            })),
+            RoundStepProj::Later { future } => future.as_mut().poll(cx),
+        }
+    }
+}
+
 /// Whether the request `ctx` belongs to was made in a session opened by `initialize`
 /// (protocol revisions up to 2025-11-25), where a server asks for input with
 /// server-to-client requests instead of `input_required` results.
@@ -198,19 +230,56 @@ impl<R: AsyncReplayCache> Pending<R> {
     ///
     /// The future is kept small (a block over `self`; the exchange with a 2025-era client is
     /// boxed): rmcp's per-request task is as large as the largest handler future.
+    pub fn run<T: RoundResult + Send>(
+        self,
+        mut round: impl FnMut(&Call<R>) -> Result<T, ErrorData> + Send,
+    ) -> impl Future<Output = Result<T, ErrorData>> {
+        self.drive(move |call| RoundStep::Now {
+            answer: Some(round(call)),
+        })
+    }
+
+    /// [`Pending::run`] with rounds that may `.await` (a ledger, a database, another
+    /// service): each round returns its future boxed, `|call| Box::pin(async move { ... })`.
+    /// (Boxed and `Send`, so that rmcp's handler future stays `Send`: an `async` closure
+    /// borrowing the call would not be, in today's Rust.)
+    ///
+    /// ```
+    /// # use mrtr_rmcp::{Call, Pending};
+    /// # use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
+    /// # async fn seats_left() -> u32 { 4 }
+    /// # async fn book(pending: Pending) -> Result<CallToolResponse, ErrorData> {
+    /// pending.run_async(|call: &Call| Box::pin(async move {
+    ///     let seats = seats_left().await;       // awaits inside a round
+    ///     let party = call.caller().subject().unwrap_or("anonymous");
+    ///     let text = format!("{seats} seats left for {party}");
+    ///     Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    /// })).await
+    /// # }
+    /// ```
+    pub fn run_async<T: RoundResult + Send>(
+        self,
+        mut round: impl for<'c> FnMut(&'c Call<R>) -> RoundFuture<'c, T> + Send,
+    ) -> impl Future<Output = Result<T, ErrorData>> {
+        self.drive(move |call| RoundStep::Later {
+            future: round(call),
+        })
+    }
+
+    /// Spends the token and runs the rounds: [`Pending::run`] and [`Pending::run_async`].
     #[expect(
         clippy::manual_async_fn,
         reason = "an async fn would keep a second copy of the request in its future"
     )]
-    pub fn run<T: RoundResult>(
+    fn drive<T: RoundResult + Send>(
         self,
-        mut round: impl FnMut(&Call<R>) -> Result<T, ErrorData>,
+        mut round: impl for<'c> FnMut(&'c Call<R>) -> RoundStep<'c, T> + Send,
     ) -> impl Future<Output = Result<T, ErrorData>> {
         async move {
             let in_session = self.req.origin.in_session;
             let mut call = self.commit().await?;
             if !in_session {
-                return round(&call);
+                return round(&call).await;
             }
             call.local = Some(Box::new(Local {
                 state: None,
@@ -218,7 +287,7 @@ impl<R: AsyncReplayCache> Pending<R> {
                 paused: Default::default(),
             }));
             loop {
-                let paused = match round(&call)?.into_paused() {
+                let paused = match round(&call).await?.into_paused() {
                     Err(complete) => return Ok(complete),
                     Ok(paused) => paused,
                 };

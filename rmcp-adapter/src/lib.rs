@@ -15,11 +15,16 @@
 //! * [`session`]: 2025-era `resources/subscribe` grants owned by rmcp's sessions, and the
 //!   session manager that retires a session whose grant is lost;
 //! * [`input`]: embedded input requests, the client's answers, declared capabilities;
-//! * [`Caller`], [`FromExtensions`]; [`ToErrorData`].
+//! * [`Caller`], [`FromExtensions`]; [`CallerLayer`] (the caller from a function of the
+//!   request head), [`bearer_token`], [`bearer_matches`] (constant time); [`ToErrorData`];
+//! * [`Stack`]: caller → session owner → precheck → rmcp, in that order;
+//! * [`log_filter`]: logs without rmcp's whole messages (and their tokens) at any level.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod auth;
 mod call;
 mod caller;
 pub mod classic;
@@ -28,13 +33,18 @@ mod extract;
 pub mod input;
 pub mod layer;
 pub mod listen;
+mod logs;
 mod mrtr;
 pub mod session;
+mod stack;
 
+pub use auth::{CallerFuture, CallerLayer, CallerService, anonymous, bearer_matches, bearer_token};
 pub use call::{Call, Pending};
 pub use caller::{Caller, FromExtensions, PrincipalSource, http_parts};
 pub use error::ToErrorData;
 pub use extract::Parameters;
 pub use layer::PrecheckLayer;
+pub use logs::log_filter;
 pub use mrtr::{HasMrtr, Mrtr};
 pub use mrtr_std;
+pub use stack::Stack;

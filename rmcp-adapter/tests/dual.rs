@@ -50,6 +50,8 @@ struct Booker {
     tool_router: ToolRouter<Self>,
     mrtr: Mrtr,
     grants: ResourceGrants<StdMonotonicClock>,
+    /// Rounds `book_async` ran, counted behind an async lock.
+    ledger: Arc<tokio::sync::Mutex<u32>>,
 }
 
 impl HasMrtr for Booker {
@@ -101,6 +103,27 @@ impl Booker {
         Declared::from_capabilities(pending.capabilities()).require_form()?;
         let party = params.party;
         pending.run(|call| book_round(call, party)).await
+    }
+
+    #[tool(description = "The booking flow with rounds that await (a ledger lookup)")]
+    async fn book_async(
+        &self,
+        Parameters { params, pending }: Parameters<BookArgs>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        Declared::from_capabilities(pending.capabilities()).require_form()?;
+        let ledger = self.ledger.clone();
+        pending
+            .run_async(|call: &mrtr_rmcp::Call| {
+                let ledger = ledger.clone();
+                Box::pin(async move {
+                    // A lookup that really suspends the round: a lock held across an await.
+                    let mut rounds = ledger.lock().await;
+                    tokio::task::yield_now().await;
+                    *rounds += 1;
+                    book_round(call, params.party)
+                })
+            })
+            .await
     }
 
     #[tool(description = "Pauses on every round, with state only")]
@@ -188,6 +211,7 @@ async fn start_with_idle(max_rounds: u32, idle: Duration) -> (support::Served, B
         tool_router: Booker::tool_router(),
         mrtr: support::mrtr(max_rounds),
         grants: grants.clone(),
+        ledger: Arc::default(),
     };
     let served = serve_dual(server.clone(), grants, idle).await;
     (served, server, policy)
@@ -316,6 +340,33 @@ async fn one_flow_both_eras() {
         );
         client.cancel().await.unwrap();
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rounds_that_await_run_in_both_eras() {
+    let (served, server, _) = start(10).await;
+    let mut call = book_call(3);
+    call.name = "book_async".into();
+    let answers = vec![json!({"date": "2026-12-26"}), json!({"confirm": "yes"})];
+    let discover = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let handler = Classic::new(Some(answers), ProtocolVersion::V_2026_07_28);
+    let modern = connect(&served.url, handler, discover).await;
+    let r = modern.call_tool(call.clone()).await.unwrap();
+    assert_eq!(text(&r), "booked 3 on 2026-12-26");
+    // Three rounds: two that paused, one that completed; each awaited the ledger.
+    assert_eq!(*server.ledger.lock().await, 3);
+    let answers = vec![json!({"date": "2026-12-27"}), json!({"confirm": "yes"})];
+    let client = classic(
+        &served.url,
+        Classic::new(Some(answers), ProtocolVersion::V_2025_11_25),
+    )
+    .await;
+    let r = client.call_tool(call).await.unwrap();
+    assert_eq!(text(&r), "booked 3 on 2026-12-27");
+    assert_eq!(*server.ledger.lock().await, 6);
+    client.cancel().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

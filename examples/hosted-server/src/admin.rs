@@ -7,11 +7,10 @@ use std::sync::Arc;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use subtle::ConstantTimeEq;
 
 use crate::server::App;
 
@@ -30,17 +29,8 @@ pub struct Subject {
     subject: String,
 }
 
-/// Whether `headers` carry `Authorization: Bearer <token>`. The comparison takes the same
-/// time wherever the presented token first differs (`subtle`); only the length shows.
-pub fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
-    let presented = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "));
-    presented.is_some_and(|p| bool::from(p.ct_eq(token.as_bytes())))
-}
-
 fn authorized(admin: &Admin, headers: &HeaderMap) -> bool {
-    bearer_matches(headers, &admin.token)
+    mrtr_rmcp::bearer_matches(headers, &admin.token)
 }
 
 /// The answer to a request without the admin token.

@@ -9,16 +9,8 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use std::future::{Ready, ready};
-use std::task::{Context, Poll};
-
-use axum::extract::Request;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use futures_util::TryFutureExt;
-use futures_util::future::{Either, MapOk};
-use mrtr_rmcp::Caller;
-use tower::{Layer, Service};
+use axum::http::{self as http, HeaderValue, header};
+use mrtr_rmcp::{Caller, CallerLayer};
 
 /// The demo map used when no token file is configured.
 pub const DEMO_TOKENS: &[(&str, &str, &str)] = &[
@@ -129,86 +121,17 @@ pub enum Denied {
     Unknown,
 }
 
-/// The layer that authenticates each request and stores its [`Caller`] in the request
-/// extensions (rmcp hands the HTTP request parts to the handlers). A plain tower layer: the
-/// check is synchronous, so the inner service is called directly, without a clone or a boxed
-/// future.
-#[derive(Clone, Debug)]
-pub struct AuthLayer {
+/// The caller layer: each request's [`Caller`] from the map, or `401` (the refusal is logged
+/// at INFO, without the token).
+pub fn caller_layer(
     tokens: Arc<TokenMap>,
-}
-
-impl AuthLayer {
-    /// Authenticates against `tokens`.
-    pub fn new(tokens: Arc<TokenMap>) -> Self {
-        Self { tokens }
-    }
-}
-
-impl<S> Layer<S> for AuthLayer {
-    type Service = Authenticate<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        Authenticate {
-            inner,
-            tokens: self.tokens.clone(),
-        }
-    }
-}
-
-/// Turns a response of the inner service into axum's (whose body type is boxed once).
-type ToAxum<B> = fn(axum::http::Response<B>) -> Response;
-
-fn to_axum<B>(response: axum::http::Response<B>) -> Response
-where
-    B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + 'static,
-    B::Error: Into<axum::BoxError>,
-{
-    response.map(axum::body::Body::new)
-}
-
-/// The service [`AuthLayer`] wraps around the routes.
-#[derive(Clone, Debug)]
-pub struct Authenticate<S> {
-    inner: S,
-    tokens: Arc<TokenMap>,
-}
-
-impl<S, B> Service<Request> for Authenticate<S>
-where
-    S: Service<Request, Response = axum::http::Response<B>>,
-    B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + 'static,
-    B::Error: Into<axum::BoxError>,
-{
-    type Response = Response;
-    type Error = S::Error;
-    type Future = Either<Ready<Result<Response, S::Error>>, MapOk<S::Future, ToAxum<B>>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut request: Request) -> Self::Future {
-        match self
-            .tokens
-            .authenticate(request.headers().get(header::AUTHORIZATION))
-        {
-            Ok(caller) => {
-                request.extensions_mut().insert(caller);
-                Either::Right(self.inner.call(request).map_ok(to_axum as ToAxum<B>))
-            }
-            Err(denied) => {
-                tracing::info!(?denied, "request refused: not authenticated");
-                let response = (
-                    StatusCode::UNAUTHORIZED,
-                    [(header::WWW_AUTHENTICATE, "Bearer")],
-                    "unauthorized",
-                )
-                    .into_response();
-                Either::Left(ready(Ok(response)))
-            }
-        }
-    }
+) -> CallerLayer<impl Fn(&http::request::Parts) -> Option<Caller> + Send + Sync + 'static> {
+    CallerLayer::new(move |head: &http::request::Parts| {
+        tokens
+            .authenticate(head.headers.get(header::AUTHORIZATION))
+            .map_err(|denied| tracing::info!(?denied, "request refused: not authenticated"))
+            .ok()
+    })
 }
 
 #[cfg(test)]

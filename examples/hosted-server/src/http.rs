@@ -10,8 +10,8 @@ use std::time::Duration;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use mrtr_rmcp::PrecheckLayer;
 use mrtr_rmcp::session::{SessionLimits, Sessions};
+use mrtr_rmcp::{PrecheckLayer, Stack};
 use mrtr_std::engine::Rotating;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -92,16 +92,16 @@ pub fn router(
             .with_json_response(true)
             .with_cancellation_token(shutdown.child_token()),
     );
-    // Bearer authentication first, then session ownership, then mrtr's checks, then rmcp:
-    // plain tower layers around the one service (no per-route boxing). `/mcp` is one
-    // endpoint, so it is a route, not a nest: nesting strips the prefix and rewrites every
-    // request's URI (about 4,500 instructions per resume round trip, for nothing). And it is
-    // a route of this router itself, not merged in from another: axum's `merge` registers a
-    // merged service route again, boxing it inside a second `Route` (one more service clone
-    // and boxed future per request, about 4,500 instructions per round trip).
-    // The source address goes in first: quotas and session caps count an anonymous caller by it.
-    let mcp = SourceLayer
-        .layer(auth::AuthLayer::new(tokens).layer(owners.layer(precheck.layer(service))));
+    // Bearer authentication, session ownership, mrtr's checks, rmcp: Stack keeps that order,
+    // as plain tower layers around the one service (no per-route boxing). `/mcp` is one
+    // endpoint, so it is a route, not a nest (nesting rewrites every request's URI), and a
+    // route of this router itself (axum boxes a merged service route a second time); the
+    // cost of each is in BENCHMARKS.md. The source address goes in first: quotas and session
+    // caps count an anonymous caller by it.
+    let layers = Stack::new(precheck)
+        .caller(auth::caller_layer(tokens))
+        .owners(owners);
+    let mcp = SourceLayer.layer(layers.layer(service));
     let mut router = Router::new()
         .route_service("/mcp", mcp)
         // Liveness: 200 while the process serves, whatever the replay store says.

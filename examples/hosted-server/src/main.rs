@@ -32,7 +32,6 @@ use mrtr_std::replay::AnyReplayCache;
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
-use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, fmt};
@@ -40,17 +39,6 @@ use tracing_subscriber::{Layer, fmt};
 use crate::auth::TokenMap;
 use crate::config::{Config, OpsListen, ReplayChoice};
 use crate::server::{App, Hosted};
-
-/// What may be logged at all, whatever `RUST_LOG` says: rmcp's DEBUG and TRACE events carry
-/// whole JSON-RPC messages (`received request`, `response message`, raw SSE events), and with
-/// them every `requestState`, the answers a client gave and bearer credentials. They are never
-/// emitted; rmcp's INFO, WARN and ERROR events are. A static filter: each call site is decided
-/// once, not at every event.
-fn never_secret() -> Targets {
-    Targets::new()
-        .with_default(LevelFilter::TRACE)
-        .with_target("rmcp", LevelFilter::INFO)
-}
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -62,7 +50,8 @@ async fn main() -> anyhow::Result<()> {
             fmt::layer()
                 .with_writer(std::io::stderr)
                 .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-                .with_filter(never_secret()),
+                // Whatever RUST_LOG says: never rmcp's whole messages (tokens, answers).
+                .with_filter(mrtr_rmcp::log_filter()),
         )
         .init();
     let config = Config::parse();

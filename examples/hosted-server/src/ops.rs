@@ -21,7 +21,6 @@ use mrtr_std::engine::Rotating;
 use mrtr_std::metrics::Prometheus;
 use serde_json::json;
 
-use crate::admin;
 use crate::server::App;
 
 /// The operations router. With `token`, `/metrics` and `/readyz` require it as a bearer token.
@@ -56,7 +55,7 @@ pub async fn require_token(
     request: Request,
     next: Next,
 ) -> Response {
-    if admin::bearer_matches(request.headers(), &token) {
+    if mrtr_rmcp::bearer_matches(request.headers(), &token) {
         next.run(request).await
     } else {
         (

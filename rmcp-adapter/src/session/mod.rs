@@ -71,7 +71,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use futures_core::Stream;
-use mrtr_std::clock::MonotonicClock;
+use mrtr_std::clock::{MonotonicClock, StdMonotonicClock};
 use mrtr_std::subscription::{RegistryHandle, SubscribeRefused, SubscriptionKey};
 use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ErrorCode, ErrorData, ServerJsonRpcMessage};
@@ -265,12 +265,14 @@ impl<C: MonotonicClock + 'static> ResourceGrants<C> {
     }
 }
 
-/// rmcp's session manager `M` (e.g. `LocalSessionManager`) with the sessions' grants: closing a
-/// session releases them, and a session the registry retires is closed (later requests with
-/// its id get HTTP 404). Build it with [`Sessions::new`] inside a tokio runtime.
-pub struct Sessions<M, C> {
+/// rmcp's session manager `M` (e.g. `LocalSessionManager`) with each session's owner and caps,
+/// and (with [`Sessions::new`]) its resource grants: closing a session releases them, and a
+/// session the registry retires is closed (later requests with its id get HTTP 404). A server
+/// without 2025-era subscriptions uses [`Sessions::owned`], which needs no subscription
+/// registry. Build either inside a tokio runtime.
+pub struct Sessions<M, C = StdMonotonicClock> {
     inner: M,
-    grants: ResourceGrants<C>,
+    grants: Option<ResourceGrants<C>>,
     owners: SessionOwners,
 }
 
@@ -293,25 +295,8 @@ impl<M: SessionManager, C: MonotonicClock + 'static> Sessions<M, C> {
             .registry()
             .session_retirements()
             .expect("the registry's retirement channel is free");
-        let sessions = Arc::new(Self {
-            inner,
-            grants,
-            owners: SessionOwners::default(),
-        });
+        let sessions = Self::build(inner, Some(grants));
         let weak: Weak<Self> = Arc::downgrade(&sessions);
-        // A session opened beyond a cap (SessionLimits) is closed at once, in the background.
-        let closing = weak.clone();
-        sessions.owners.set_closer(Box::new(move |id: Arc<str>| {
-            let Some(sessions) = closing.upgrade() else {
-                return;
-            };
-            tokio::spawn(async move {
-                let id: SessionId = id;
-                if let Err(e) = sessions.close_session(&id).await {
-                    tracing::warn!(error = %e, "a session beyond the cap did not close cleanly");
-                }
-            });
-        }));
         tokio::spawn(async move {
             while let Some(retired) = retirements.recv().await {
                 let Some(sessions) = weak.upgrade() else {
@@ -331,9 +316,43 @@ impl<M: SessionManager, C: MonotonicClock + 'static> Sessions<M, C> {
         sessions
     }
 
-    /// The grants.
-    pub fn grants(&self) -> &ResourceGrants<C> {
-        &self.grants
+    /// Wraps `inner` with session owners and caps only: for a server that serves no 2025-era
+    /// `resources/subscribe` (no subscription registry, no grants).
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime (a session beyond a cap is closed by a task).
+    pub fn owned(inner: M) -> Arc<Self> {
+        Self::build(inner, None)
+    }
+
+    fn build(inner: M, grants: Option<ResourceGrants<C>>) -> Arc<Self> {
+        // Fails early, where the caller can see why, rather than at the first capped session.
+        let _runtime = tokio::runtime::Handle::current();
+        let sessions = Arc::new(Self {
+            inner,
+            grants,
+            owners: SessionOwners::default(),
+        });
+        let closing: Weak<Self> = Arc::downgrade(&sessions);
+        // A session opened beyond a cap (SessionLimits) is closed at once, in the background.
+        sessions.owners.set_closer(Box::new(move |id: Arc<str>| {
+            let Some(sessions) = closing.upgrade() else {
+                return;
+            };
+            tokio::spawn(async move {
+                let id: SessionId = id;
+                if let Err(e) = sessions.close_session(&id).await {
+                    tracing::warn!(error = %e, "a session beyond the cap did not close cleanly");
+                }
+            });
+        }));
+        sessions
+    }
+
+    /// The grants (`None` for [`Sessions::owned`]).
+    pub fn grants(&self) -> Option<&ResourceGrants<C>> {
+        self.grants.as_ref()
     }
 
     /// Who opened each session (filled by [`Sessions::owner_layer`]).
@@ -370,7 +389,7 @@ impl<M: SessionManager, C: MonotonicClock + 'static> SessionManager for Sessions
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
         self.owners.forget(id);
-        let released = self.grants.forget(id);
+        let released = self.grants.as_ref().map_or(0, |g| g.forget(id));
         if released > 0 {
             tracing::info!(released, "session closed: its resource grants are released");
         }

@@ -5,10 +5,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::Request;
-use axum::middleware::Next;
-use axum::response::Response;
-use mrtr_rmcp::{Caller, Mrtr, PrecheckLayer};
+use mrtr_rmcp::{Caller, CallerLayer, Mrtr, PrecheckLayer, Stack, bearer_token};
 use mrtr_std::core::ErrorDetail;
 use mrtr_std::engine::{Backend, Limits, Rotating};
 use mrtr_std::keys::KeyConfig;
@@ -43,19 +40,17 @@ pub fn mrtr(max_rounds: u32) -> Mrtr {
     Mrtr::new(engine)
 }
 
-/// Bearer auth: `alice` and `bob` are users of `https://idp.test`; no header is anonymous.
-async fn auth(mut request: Request, next: Next) -> Response {
-    let caller = match request
-        .headers()
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-    {
-        Some("Bearer alice") => Caller::user("https://idp.test", "alice"),
-        Some("Bearer bob") => Caller::user("https://idp.test", "bob"),
-        _ => Caller::Anonymous,
-    };
-    request.extensions_mut().insert(caller);
-    next.run(request).await
+/// Bearer auth: `alice` and `bob` are users of `https://idp.test`; anything else, or no
+/// header, is anonymous.
+fn callers() -> CallerLayer<impl Fn(&http::request::Parts) -> Option<Caller> + Send + Sync + 'static>
+{
+    CallerLayer::new(|head: &http::request::Parts| {
+        Some(match bearer_token(&head.headers) {
+            Some("alice") => Caller::user("https://idp.test", "alice"),
+            Some("bob") => Caller::user("https://idp.test", "bob"),
+            _ => Caller::Anonymous,
+        })
+    })
 }
 
 /// A running server.
@@ -81,10 +76,10 @@ pub async fn serve<S: ServerHandler + Clone + Send + Sync + 'static>(server: S) 
             .with_json_response(true)
             .with_cancellation_token(stop.child_token()),
     );
-    let mcp = PrecheckLayer::new(ErrorDetail::Uniform).layer(service);
-    let router = axum::Router::new()
-        .nest_service("/mcp", mcp)
-        .layer(axum::middleware::from_fn(auth));
+    let mcp = Stack::new(PrecheckLayer::new(ErrorDetail::Uniform))
+        .caller(callers())
+        .layer(service);
+    let router = axum::Router::new().nest_service("/mcp", mcp);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let done = stop.clone();
@@ -120,10 +115,11 @@ where
             .with_json_response(true)
             .with_cancellation_token(stop.child_token()),
     );
-    let mcp = owners.layer(PrecheckLayer::new(ErrorDetail::Uniform).layer(service));
-    let router = axum::Router::new()
-        .nest_service("/mcp", mcp)
-        .layer(axum::middleware::from_fn(auth));
+    let mcp = Stack::new(PrecheckLayer::new(ErrorDetail::Uniform))
+        .caller(callers())
+        .owners(owners)
+        .layer(service);
+    let router = axum::Router::new().nest_service("/mcp", mcp);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let done = stop.clone();
