@@ -16,6 +16,8 @@ log "import circles between sibling modules (ci/module-cycles.py)"
 command -v python3 >/dev/null || die "python3 is missing (ci/module-cycles.py)"
 python3 ci/module-cycles.py --self-test
 python3 ci/module-cycles.py
+log "mrtr-rmcp's README shows examples/two_tools.rs as it is"
+python3 ci/check_readme_example.py
 
 log "cargo fmt --check (workspace, fuzz, firmware)"
 cargo fmt --all -- --check
@@ -33,6 +35,19 @@ cargo clippy -p mrtr-std --all-features --all-targets --locked -- -D warnings
 cargo clippy -p mrtr-std --all-targets --features redis-fleet-tests --locked -- -D warnings
 cargo clippy -p mrtr-std --no-default-features --features redis-cluster,redis-sentinel --locked -- -D warnings
 
+log "mrtr-rmcp: no default features (no backend, no Redis), and every feature"
+cargo clippy -p mrtr-rmcp --no-default-features --locked -- -D warnings
+cargo clippy -p mrtr-rmcp --all-features --all-targets --locked -- -D warnings
+
 log "cargo doc --no-deps -D warnings"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --locked
+
+log "the published crates as docs.rs documents them: every feature, doc(cfg) badges"
+published=(-p mrtr-core -p mrtr-json -p mrtr-aes-gcm -p mrtr-chacha20poly1305 -p mrtr-aws-lc
+    -p mrtr-aes-gcm-siv -p mrtr-std -p mrtr-rmcp)
+RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="--cfg docsrs -D warnings" \
+    cargo doc --no-deps --all-features --locked "${published[@]}"
+badge='Available on crate feature `redis` only'
+grep -q "$badge" "${CARGO_TARGET_DIR:-target}/doc/mrtr_std/replay/index.html" \
+    || die "docs.rs build: mrtr-std's Redis items carry no feature badge (doc(cfg) is off)"
 echo "style: fmt, clippy and rustdoc clean"

@@ -20,6 +20,7 @@
 //! * Subscriptions: [`lease`].
 
 #![no_std]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -1,17 +1,5 @@
-//! mrtr's layers in front of rmcp's Streamable HTTP service, in the one order that works.
-//!
-//! 1. [`CallerLayer`](crate::CallerLayer): authenticates the request and puts its
-//!    [`Caller`](crate::Caller) into the extensions. Everything after it reads the caller.
-//! 2. [`OwnerLayer`](crate::session::OwnerLayer) (2025-era sessions): refuses a session to
-//!    anyone but its opener, and binds a new session to its opener. It needs the caller, and
-//!    it refuses before any body is read.
-//! 3. [`PrecheckLayer`]: reads the body once and answers what must be answered before rmcp
-//!    parses (a `requestState` that is not a string, text that is not I-JSON).
-//! 4. rmcp's service.
-//!
-//! Written by hand, the order is easy to get wrong, and nothing would fail loudly: an owner layer
-//! before the caller layer binds every session to the anonymous caller. [`Stack`] builds the
-//! order from its parts.
+//! mrtr's layers in front of rmcp's Streamable HTTP service, in the one order that works
+//! (see [`Stack`]).
 
 use tower_layer::{Identity, Layer};
 
@@ -19,7 +7,20 @@ use crate::auth::CallerLayer;
 use crate::layer::{PrecheckLayer, PrecheckService};
 use crate::session::OwnerLayer;
 
-/// mrtr's layers, stacked caller → owner → precheck → rmcp; see the [module docs](self).
+/// mrtr's layers, stacked in the one order that works:
+///
+/// 1. [`CallerLayer`](crate::CallerLayer): authenticates the request and puts its
+///    [`Caller`](crate::Caller) into the extensions. Everything after it reads the caller.
+/// 2. [`OwnerLayer`](crate::session::OwnerLayer) (2025-era sessions): refuses a session to
+///    anyone but its opener, and binds a new session to its opener. It needs the caller, and
+///    it refuses before any body is read.
+/// 3. [`PrecheckLayer`]: reads the body once and answers what must be answered before rmcp
+///    parses (a `requestState` that is not a string, text that is not I-JSON).
+/// 4. rmcp's service.
+///
+/// Written by hand, the order is easy to get wrong, and nothing would fail loudly: an owner layer
+/// before the caller layer binds every session to the anonymous caller. [`Stack`] builds the
+/// order from its parts.
 ///
 /// ```
 /// # use mrtr_rmcp::{Caller, CallerLayer, Stack, PrecheckLayer};

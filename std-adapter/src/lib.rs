@@ -22,6 +22,7 @@
 //! * [`core`]: mrtr-core itself, re-exported, with the backends' ciphers
 //!   ([`Aes256Gcm`], [`ChaCha20Poly1305`], [`XChaCha20Poly1305`]) and [`Algorithm`].
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

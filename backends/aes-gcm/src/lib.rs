@@ -6,6 +6,7 @@
 //! [`mrtr_core::key::KeyRing`].
 
 #![no_std]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

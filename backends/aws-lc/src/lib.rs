@@ -5,6 +5,7 @@
 //! [`Aes256Gcm`], [`ChaCha20Poly1305`] and [`Aes256GcmSiv`] implement [`Cipher`]; use any of
 //! them as the cipher of a [`mrtr_core::key::KeyRing`].
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -316,16 +316,6 @@ impl<M: SessionManager, C: MonotonicClock + 'static> Sessions<M, C> {
         sessions
     }
 
-    /// Wraps `inner` with session owners and caps only: for a server that serves no 2025-era
-    /// `resources/subscribe` (no subscription registry, no grants).
-    ///
-    /// # Panics
-    ///
-    /// Outside a tokio runtime (a session beyond a cap is closed by a task).
-    pub fn owned(inner: M) -> Arc<Self> {
-        Self::build(inner, None)
-    }
-
     fn build(inner: M, grants: Option<ResourceGrants<C>>) -> Arc<Self> {
         // Fails early, where the caller can see why, rather than at the first capped session.
         let _runtime = tokio::runtime::Handle::current();
@@ -364,6 +354,18 @@ impl<M: SessionManager, C: MonotonicClock + 'static> Sessions<M, C> {
     /// everyone else (see [`OwnerLayer`]); put it in front of the service using these sessions.
     pub fn owner_layer(&self) -> OwnerLayer<crate::FromExtensions> {
         self.owners.layer()
+    }
+}
+
+impl<M: SessionManager> Sessions<M> {
+    /// Wraps `inner` with session owners and caps only: for a server that serves no 2025-era
+    /// `resources/subscribe` (no subscription registry, no grants).
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime (a session beyond a cap is closed by a task).
+    pub fn owned(inner: M) -> Arc<Self> {
+        Self::build(inner, None)
     }
 }
 
