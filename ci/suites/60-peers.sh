@@ -47,8 +47,8 @@ INSPECTOR="$HS/clients/node/node_modules/@modelcontextprotocol/inspector/clients
 listed="$("$NODE22" "$CONFORMANCE" list | grep -o 'input-required-result-[a-z-]*' | sort | tr '\n' ' ')"
 expected="$(printf 'input-required-result-%s\n' "${MRTR_SCENARIOS[@]}" | sort | tr '\n' ' ')"
 [ "$listed" = "$expected" ] || die "conformance MRTR scenarios changed: suite lists [$listed], we run [$expected]"
-log "cargo build -p mrtr-hosted-server"
-cargo build --locked -p mrtr-hosted-server || die "build failed"
+log "cargo build -p mrtr-hosted-server --features testing (conformance tools, --test-hooks)"
+cargo build --locked -p mrtr-hosted-server --features testing || die "build failed"
 
 # --- servers -------------------------------------------------------------------------------
 PIDS=()

@@ -105,6 +105,7 @@ pub async fn subscriptions(
 }
 
 /// `{"subject": "carol", "script": ["timeout", "error", "allow"]}`.
+#[cfg(feature = "testing")]
 #[derive(Deserialize)]
 pub struct Script {
     subject: String,
@@ -113,6 +114,7 @@ pub struct Script {
 
 /// TEST HOOK (`--test-hooks` only): `POST /admin/test/faults` scripts the subject's next
 /// authorizer checks. `GET`-free: the answer says how many steps are queued.
+#[cfg(feature = "testing")]
 pub async fn faults(
     State(admin): State<Admin>,
     headers: HeaderMap,

@@ -245,8 +245,9 @@ pub struct Config {
     #[arg(long, default_value_t = 300_000)]
     pub session_idle_ms: u64,
 
-    /// TEST ONLY: enables POST /admin/test/faults (admin token required), which scripts
-    /// timeouts and failures of the subscription authorizer.
+    /// TEST ONLY (feature `testing`): enables POST /admin/test/faults (admin token required),
+    /// which scripts timeouts and failures of the subscription authorizer.
+    #[cfg(feature = "testing")]
     #[arg(long)]
     pub test_hooks: bool,
 
@@ -287,6 +288,7 @@ impl Config {
         crate::listen::PolicyConfig {
             lease: Duration::from_millis(self.lease_ms),
             check_timeout: Duration::from_millis(self.check_timeout_ms),
+            #[cfg(feature = "testing")]
             test_hooks: self.test_hooks,
         }
     }

@@ -1,18 +1,23 @@
-//! The tools the conformance suite's MRTR scenarios (`input-required-result-*`) call.
+//! The tools the conformance suite's MRTR scenarios (`input-required-result-*`) call: built
+//! with the `testing` feature only (CI's peer suites turn it on).
 //!
 //! Each tool states what the request must declare ([`Needs`], checked before its token is
 //! spent) and one round of its flow. The three single-kind tools keep no state: the answer
 //! alone completes the call, as the scenarios' first-round examples carry no `requestState`.
 //! The others seal their state with mrtr like every other flow here.
 
-use mrtr_rmcp::Call;
 use mrtr_rmcp::input::{self, Answer, Declared};
+use mrtr_rmcp::{Call, Parameters};
 use rmcp::model::{
     CallToolResponse, CallToolResult, ContentBlock, ErrorData, InputRequest, InputRequests,
-    InputRequiredResult,
+    InputRequiredResult, JsonObject,
 };
+use rmcp::{tool, tool_router};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+
+use crate::server::Hosted;
+
 
 /// What a conformance tool requires the request to declare.
 #[derive(Clone, Copy, Debug)]
@@ -236,4 +241,77 @@ pub fn capabilities(call: &Call) -> Reply {
         keys: requests.keys().cloned().collect(),
     };
     Ok(call.pause(&state, requests)?.into())
+}
+
+/// Checks what the request must declare, then runs the flow's rounds.
+async fn begin(pending: mrtr_rmcp::Pending, needs: Needs, flow: fn(&Call) -> Reply) -> Reply {
+    needs.check(Declared::from_capabilities(pending.capabilities()))?;
+    pending.run(flow).await
+}
+
+#[tool_router(router = conformance_tools, vis = "pub")]
+impl Hosted {
+    #[tool(
+        name = "test_input_required_result_elicitation",
+        description = "Asks for a name, then greets"
+    )]
+    async fn t_elicitation(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
+        begin(pending, Needs::Form, elicitation).await
+    }
+
+    #[tool(
+        name = "test_input_required_result_sampling",
+        description = "Asks the client's model a question"
+    )]
+    async fn t_sampling(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
+        begin(pending, Needs::Sampling, sampling).await
+    }
+
+    #[tool(
+        name = "test_input_required_result_list_roots",
+        description = "Asks for the client's roots"
+    )]
+    async fn t_list_roots(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
+        begin(pending, Needs::Roots, list_roots).await
+    }
+
+    #[tool(
+        name = "test_input_required_result_request_state",
+        description = "Confirms with sealed state"
+    )]
+    async fn t_request_state(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
+        begin(pending, Needs::Form, request_state).await
+    }
+
+    #[tool(
+        name = "test_input_required_result_multiple_inputs",
+        description = "Asks three kinds at once"
+    )]
+    async fn t_multiple_inputs(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
+        begin(pending, Needs::All, multiple_inputs).await
+    }
+
+    #[tool(
+        name = "test_input_required_result_multi_round",
+        description = "Two rounds of questions"
+    )]
+    async fn t_multi_round(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
+        begin(pending, Needs::Form, multi_round).await
+    }
+
+    #[tool(
+        name = "test_input_required_result_tampered_state",
+        description = "Rejects altered state"
+    )]
+    async fn t_tampered_state(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
+        begin(pending, Needs::Form, tampered_state).await
+    }
+
+    #[tool(
+        name = "test_input_required_result_capabilities",
+        description = "Asks only what the client can answer"
+    )]
+    async fn t_capabilities(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
+        begin(pending, Needs::Any, capabilities).await
+    }
 }

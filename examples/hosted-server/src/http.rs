@@ -116,14 +116,16 @@ pub fn router(
             }),
         );
     if let Some(admin) = admin {
-        let mut routes = Router::new()
+        let routes = Router::new()
             .route("/admin/revoke", post(admin::revoke))
             .route("/admin/restore", post(admin::restore))
             .route("/admin/subscriptions", get(admin::subscriptions));
-        if admin.app.subs.faults().is_some() {
-            // TEST HOOK: only with --test-hooks.
-            routes = routes.route("/admin/test/faults", post(admin::faults));
-        }
+        // TEST HOOK: only with the `testing` feature and --test-hooks.
+        #[cfg(feature = "testing")]
+        let routes = match admin.app.subs.faults() {
+            Some(_) => routes.route("/admin/test/faults", post(admin::faults)),
+            None => routes,
+        };
         // The token is checked before a body is read or parsed.
         let routes = routes.route_layer(axum::middleware::from_fn_with_state(
             admin.token.clone(),

@@ -28,6 +28,7 @@ use rmcp::model::SubscriptionFilter;
 use rmcp::service::SubscriptionContext;
 use tokio::sync::broadcast;
 
+#[cfg(feature = "testing")]
 use crate::faults::{self, Faults};
 use crate::resources::REPORT_URI;
 
@@ -39,6 +40,7 @@ pub struct PolicyConfig {
     /// How long a check may take before it fails closed.
     pub check_timeout: Duration,
     /// Whether the authorizer follows scripted faults (`--test-hooks`).
+    #[cfg(feature = "testing")]
     pub test_hooks: bool,
 }
 
@@ -59,6 +61,7 @@ pub struct Subscriptions {
     grants: ResourceGrants<StdMonotonicClock>,
     revoked: Arc<RwLock<HashSet<String>>>,
     checks: Arc<Mutex<HashMap<String, Checks>>>,
+    #[cfg(feature = "testing")]
     faults: Option<Arc<Faults>>,
     bookings: broadcast::Sender<()>,
 }
@@ -68,15 +71,20 @@ impl Subscriptions {
     pub fn start(config: PolicyConfig) -> Arc<Self> {
         let revoked: Arc<RwLock<HashSet<String>>> = Arc::default();
         let checks: Arc<Mutex<HashMap<String, Checks>>> = Arc::default();
+        #[cfg(feature = "testing")]
         let faults = config.test_hooks.then(|| Arc::new(Faults::default()));
-        let (policy_revoked, policy_checks, policy_faults) =
-            (revoked.clone(), checks.clone(), faults.clone());
+        #[cfg(feature = "testing")]
+        let policy_faults = faults.clone();
+        let (policy_revoked, policy_checks) = (revoked.clone(), checks.clone());
         let lease = config.lease;
         let authorizer = move |ctx: &AuthorizationContext, features: &InvocationFeatures| {
             let Some(subject) = ctx.principal().map(Principal::subject) else {
                 return Ok(Authorization::Denied);
             };
             count(&policy_checks, subject, ctx.kind());
+            #[cfg(not(feature = "testing"))]
+            let _ = features;
+            #[cfg(feature = "testing")]
             if let Some(fault) = policy_faults.as_ref().and_then(|f| f.next(subject))
                 && let Some(error) = faults::play(fault, features)
             {
@@ -108,6 +116,7 @@ impl Subscriptions {
             registry,
             revoked,
             checks,
+            #[cfg(feature = "testing")]
             faults,
             bookings: broadcast::channel(64).0,
         })
@@ -119,6 +128,7 @@ impl Subscriptions {
     }
 
     /// The scripted faults, when the server runs with `--test-hooks`.
+    #[cfg(feature = "testing")]
     pub fn faults(&self) -> Option<&Faults> {
         self.faults.as_deref()
     }
@@ -248,6 +258,7 @@ mod tests {
         let subs = Subscriptions::start(PolicyConfig {
             lease: Duration::from_secs(30),
             check_timeout: Duration::from_secs(5),
+            #[cfg(feature = "testing")]
             test_hooks: false,
         });
         let alice = Caller::user("i", "alice");

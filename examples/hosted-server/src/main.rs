@@ -5,7 +5,9 @@ mod admin;
 mod auth;
 mod booking;
 mod config;
+#[cfg(feature = "testing")]
 mod conformance;
+#[cfg(feature = "testing")]
 mod faults;
 mod http;
 mod limits;
@@ -136,6 +138,7 @@ async fn build_app(
         .await
         .context("mrtr is not ready to serve (use --start-degraded to start anyway)")?;
     let subs = listen::Subscriptions::start(config.policy());
+    #[cfg(feature = "testing")]
     if config.test_hooks {
         tracing::warn!("--test-hooks: POST /admin/test/faults can script authorizer failures");
     }

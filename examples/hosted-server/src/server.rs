@@ -44,6 +44,9 @@ pub struct Hosted {
 impl Hosted {
     /// The tool router every handler shares: build it once at startup.
     pub fn tools() -> Arc<ToolRouter<Self>> {
+        #[cfg(feature = "testing")]
+        return Arc::new(Self::tool_router() + Self::conformance_tools());
+        #[cfg(not(feature = "testing"))]
         Arc::new(Self::tool_router())
     }
 

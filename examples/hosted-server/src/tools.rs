@@ -1,5 +1,6 @@
-//! The tools, as an rmcp `#[tool]` router: `book_table`, `countdown` (state-only pauses, for
-//! the round cap) and the conformance suite's tools.
+//! The tools, as an rmcp `#[tool]` router: `book_table` and `countdown` (state-only pauses,
+//! for the round cap). The conformance suite's tools are in [`crate::conformance`] (feature
+//! `testing`).
 //!
 //! Every tool takes `mrtr_rmcp::Parameters`: its typed arguments and the verified request.
 //! It checks what is the request's fault first (a capability not declared, invalid input),
@@ -8,22 +9,15 @@
 //! round's questions sent to the client as server-to-client requests, in a 2025-era session).
 
 use mrtr_rmcp::input::Declared;
-use mrtr_rmcp::{Call, Parameters, Pending};
-use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData, JsonObject};
+use mrtr_rmcp::Parameters;
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
 use rmcp::{tool, tool_router};
 use serde::{Deserialize, Serialize};
 
 use crate::booking;
-use crate::conformance::{self, Needs};
 use crate::server::Hosted;
 
 type Reply = Result<CallToolResponse, ErrorData>;
-
-/// Checks what the request must declare, then runs the flow's rounds.
-async fn begin(pending: Pending, needs: Needs, flow: fn(&Call) -> Reply) -> Reply {
-    needs.check(Declared::from_capabilities(pending.capabilities()))?;
-    pending.run(flow).await
-}
 
 /// `countdown`'s parameters.
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -72,69 +66,5 @@ impl Hosted {
                 Ok(call.retry(&Left { pauses: left - 1 })?.into())
             })
             .await
-    }
-
-    #[tool(
-        name = "test_input_required_result_elicitation",
-        description = "Asks for a name, then greets"
-    )]
-    async fn t_elicitation(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
-        begin(pending, Needs::Form, conformance::elicitation).await
-    }
-
-    #[tool(
-        name = "test_input_required_result_sampling",
-        description = "Asks the client's model a question"
-    )]
-    async fn t_sampling(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
-        begin(pending, Needs::Sampling, conformance::sampling).await
-    }
-
-    #[tool(
-        name = "test_input_required_result_list_roots",
-        description = "Asks for the client's roots"
-    )]
-    async fn t_list_roots(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
-        begin(pending, Needs::Roots, conformance::list_roots).await
-    }
-
-    #[tool(
-        name = "test_input_required_result_request_state",
-        description = "Confirms with sealed state"
-    )]
-    async fn t_request_state(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
-        begin(pending, Needs::Form, conformance::request_state).await
-    }
-
-    #[tool(
-        name = "test_input_required_result_multiple_inputs",
-        description = "Asks three kinds at once"
-    )]
-    async fn t_multiple_inputs(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
-        begin(pending, Needs::All, conformance::multiple_inputs).await
-    }
-
-    #[tool(
-        name = "test_input_required_result_multi_round",
-        description = "Two rounds of questions"
-    )]
-    async fn t_multi_round(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
-        begin(pending, Needs::Form, conformance::multi_round).await
-    }
-
-    #[tool(
-        name = "test_input_required_result_tampered_state",
-        description = "Rejects altered state"
-    )]
-    async fn t_tampered_state(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
-        begin(pending, Needs::Form, conformance::tampered_state).await
-    }
-
-    #[tool(
-        name = "test_input_required_result_capabilities",
-        description = "Asks only what the client can answer"
-    )]
-    async fn t_capabilities(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
-        begin(pending, Needs::Any, conformance::capabilities).await
     }
 }
