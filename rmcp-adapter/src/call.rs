@@ -52,17 +52,17 @@ pub(crate) struct Origin {
     pub(crate) peer: Peer<RoleServer>,
     pub(crate) capabilities: Option<ClientCapabilities>,
     /// Made in a session opened by `initialize` (a 2025-era revision).
-    pub(crate) in_session: bool,
+    pub(crate) era_2025: bool,
 }
 
 impl Origin {
-    /// Reads what a request keeps from its context; `in_session` from the protocol version
+    /// Reads what a request keeps from its context; `era_2025` from the protocol version
     /// the caller already read.
-    pub(crate) fn new(ctx: &RequestContext<RoleServer>, in_session: bool) -> Self {
+    pub(crate) fn new(ctx: &RequestContext<RoleServer>, era_2025: bool) -> Self {
         Self {
             peer: ctx.peer.clone(),
             capabilities: ctx.client_capabilities(),
-            in_session,
+            era_2025,
         }
     }
 }
@@ -70,8 +70,8 @@ impl Origin {
 /// What a pausable request keeps from its verification to its last round, in one box that
 /// [`Pending`] hands on to [`Call`]. The handler's future moves the request several times
 /// (into the flow, through the commit, into rmcp's boxed tool future): a pointer moves in one
-/// store where these few hundred bytes took a `memcpy` each time (about 2,000 instructions
-/// per resume round trip, against one allocation per request).
+/// store where these few hundred bytes would take a `memcpy` each time, which costs more than
+/// the one allocation per request (figures in CHANGELOG.md, "Measured design decisions").
 pub(crate) struct Request {
     pub(crate) binding: Binding,
     pub(crate) input_responses: Option<InputResponses>,
@@ -162,7 +162,7 @@ pub struct Call<R = AnyReplayCache> {
     pub(crate) engine: Engine<R>,
     pub(crate) req: Box<Request>,
     pub(crate) step: Step,
-    /// Set when the rounds run in this process (a 2025-era session, see [`crate::classic`]):
+    /// Set when the rounds run in this process (a 2025-era session, see [`crate::eras`]):
     /// the state travels in memory, never sealed. Boxed, so that a 2026-07-28 call, which
     /// never has one, stays a few words to move.
     pub(crate) local: Option<Box<Local>>,

@@ -81,9 +81,9 @@ pub fn form(message: &str, properties: Value, optional: &[&str]) -> InputRequest
 
 /// A form elicitation asking `message` with a typed `schema`, built with rmcp's
 /// [`ElicitationSchema::builder`]: the cheap way to ask. [`form`] reads its schema from JSON
-/// through serde, which for one property costs tens of thousands of instructions (rmcp's
-/// schema types are untagged enums, and serde_json formats an error string for every
-/// alternative it tries and refuses); this converts nothing.
+/// through serde, which is costly even for one property (rmcp's schema types are untagged
+/// enums, and serde_json formats an error string for every alternative it tries and refuses);
+/// this converts nothing.
 ///
 /// ```
 /// use mrtr_rmcp::input;

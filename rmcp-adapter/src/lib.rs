@@ -8,7 +8,7 @@
 //!   [`Mrtr::prompt_get`], [`Mrtr::resource_read`] for hand-written handlers;
 //! * [`Pending`] (verified; [`Pending::commit`] spends the token) and [`Call`] (typed state,
 //!   [`Call::pause`], [`Call::retry`]);
-//! * [`classic`]: [`Pending::run`], one flow for both eras (MRTR rounds in 2026-07-28,
+//! * [`eras`]: [`Pending::run`], one flow for both eras (MRTR rounds in 2026-07-28,
 //!   server-to-client requests in a 2025-era session);
 //! * [`PrecheckLayer`]: the tower layer answering what must be answered before rmcp parses;
 //! * [`listen`]: `subscriptions/listen` admitted before rmcp acknowledges, then served;
@@ -27,7 +27,7 @@
 mod auth;
 mod call;
 mod caller;
-pub mod classic;
+pub mod eras;
 mod error;
 mod extract;
 pub mod input;

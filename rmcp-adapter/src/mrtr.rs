@@ -200,7 +200,7 @@ impl<R: AsyncReplayCache> Mrtr<R> {
         input_responses: Option<InputResponses>,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<Pending<R>, ErrorData> {
-        let (version, in_session) = crate::classic::protocol(ctx);
+        let (version, era_2025) = crate::eras::protocol(ctx);
         let caller = self.caller(ctx);
         let charge = self
             .quotas
@@ -241,7 +241,7 @@ impl<R: AsyncReplayCache> Mrtr<R> {
                     args,
                 },
                 input_responses,
-                origin: Origin::new(ctx, in_session),
+                origin: Origin::new(ctx, era_2025),
                 charge,
             }),
             verified,

@@ -220,14 +220,14 @@ async fn start_with_idle(max_rounds: u32, idle: Duration) -> (support::Served, B
 /// A 2025-era client: answers elicitations from a script (none: no capability declared),
 /// records resource updates.
 #[derive(Clone)]
-struct Classic {
+struct User2025 {
     answers: Option<Arc<Mutex<Vec<serde_json::Value>>>>,
     asked: Arc<AtomicUsize>,
     updates: Arc<Mutex<Vec<String>>>,
     version: ProtocolVersion,
 }
 
-impl Classic {
+impl User2025 {
     fn new(answers: Option<Vec<serde_json::Value>>, version: ProtocolVersion) -> Self {
         Self {
             answers: answers.map(|mut a| {
@@ -241,14 +241,14 @@ impl Classic {
     }
 }
 
-impl ClientHandler for Classic {
+impl ClientHandler for User2025 {
     fn get_info(&self) -> ClientConfig {
         let caps: ClientCapabilities = if self.answers.is_some() {
             serde_json::from_value(json!({"elicitation": {}})).unwrap()
         } else {
             ClientCapabilities::default()
         };
-        ClientConfig::new(caps, Implementation::new("mrtr-classic", "1"))
+        ClientConfig::new(caps, Implementation::new("mrtr-2025", "1"))
             .with_protocol_version(self.version.clone())
     }
 
@@ -277,9 +277,9 @@ impl ClientHandler for Classic {
 /// client would otherwise initialize a new session by itself).
 async fn connect(
     url: &str,
-    handler: Classic,
+    handler: User2025,
     lifecycle: ClientLifecycleMode,
-) -> RunningService<RoleClient, Classic> {
+) -> RunningService<RoleClient, User2025> {
     let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned())
         .auth_header("alice".to_owned())
         .reinit_on_expired_session(false);
@@ -292,7 +292,7 @@ async fn connect(
         .unwrap()
 }
 
-async fn classic(url: &str, handler: Classic) -> RunningService<RoleClient, Classic> {
+async fn session_2025(url: &str, handler: User2025) -> RunningService<RoleClient, User2025> {
     connect(url, handler, ClientLifecycleMode::Initialize).await
 }
 
@@ -314,7 +314,7 @@ async fn one_flow_both_eras() {
     let (served, _, _) = start(10).await;
     // 2026-07-28: MRTR rounds, which rmcp's client drives with the same answers.
     let answers = vec![json!({"date": "2026-12-25"}), json!({"confirm": "yes"})];
-    let handler = Classic::new(Some(answers), ProtocolVersion::V_2026_07_28);
+    let handler = User2025::new(Some(answers), ProtocolVersion::V_2026_07_28);
     let asked = handler.asked.clone();
     let discover = ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
@@ -326,9 +326,9 @@ async fn one_flow_both_eras() {
     // 2025-11-25 and 2025-06-18 sessions: the same flow, asked through elicitation/create.
     for version in [ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2025_06_18] {
         let answers = vec![json!({"date": "2026-12-24"}), json!({"confirm": "yes"})];
-        let handler = Classic::new(Some(answers), version.clone());
+        let handler = User2025::new(Some(answers), version.clone());
         let asked = handler.asked.clone();
-        let client = classic(&served.url, handler).await;
+        let client = session_2025(&served.url, handler).await;
         let negotiated = client.peer_info().map(|i| i.protocol_version.clone());
         assert_eq!(negotiated, Some(version));
         let r = client.call_tool(book_call(4)).await.unwrap();
@@ -351,16 +351,16 @@ async fn rounds_that_await_run_in_both_eras() {
     let discover = ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
     };
-    let handler = Classic::new(Some(answers), ProtocolVersion::V_2026_07_28);
+    let handler = User2025::new(Some(answers), ProtocolVersion::V_2026_07_28);
     let modern = connect(&served.url, handler, discover).await;
     let r = modern.call_tool(call.clone()).await.unwrap();
     assert_eq!(text(&r), "booked 3 on 2026-12-26");
     // Three rounds: two that paused, one that completed; each awaited the ledger.
     assert_eq!(*server.ledger.lock().await, 3);
     let answers = vec![json!({"date": "2026-12-27"}), json!({"confirm": "yes"})];
-    let client = classic(
+    let client = session_2025(
         &served.url,
-        Classic::new(Some(answers), ProtocolVersion::V_2025_11_25),
+        User2025::new(Some(answers), ProtocolVersion::V_2025_11_25),
     )
     .await;
     let r = client.call_tool(call).await.unwrap();
@@ -370,11 +370,11 @@ async fn rounds_that_await_run_in_both_eras() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn classic_flows_keep_the_round_cap_and_need_the_capability() {
+async fn flows_of_2025_sessions_keep_the_round_cap_and_need_the_capability() {
     let (served, _, _) = start(4).await;
-    let client = classic(
+    let client = session_2025(
         &served.url,
-        Classic::new(Some(vec![]), ProtocolVersion::V_2025_11_25),
+        User2025::new(Some(vec![]), ProtocolVersion::V_2025_11_25),
     )
     .await;
     let forever = CallToolRequestParams::new("forever");
@@ -382,9 +382,9 @@ async fn classic_flows_keep_the_round_cap_and_need_the_capability() {
     assert_eq!(e.code.0, -32602, "the round cap's rejection: {e:?}");
     client.cancel().await.unwrap();
     // No elicitation declared at initialize: -32021 naming it, nothing asked.
-    let handler = Classic::new(None, ProtocolVersion::V_2025_11_25);
+    let handler = User2025::new(None, ProtocolVersion::V_2025_11_25);
     let asked = handler.asked.clone();
-    let client = classic(&served.url, handler).await;
+    let client = session_2025(&served.url, handler).await;
     let e = mcp_error(client.call_tool(book_call(2)).await);
     assert_eq!(e.code.0, -32021, "{e:?}");
     assert!(e.data.unwrap().to_string().contains("elicitation"));
@@ -394,9 +394,9 @@ async fn classic_flows_keep_the_round_cap_and_need_the_capability() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grants_deliver_release_quietly_and_a_denial_retires_the_session() {
     let (served, server, policy) = start(10).await;
-    let handler = Classic::new(Some(vec![]), ProtocolVersion::V_2025_11_25);
+    let handler = User2025::new(Some(vec![]), ProtocolVersion::V_2025_11_25);
     let updates = handler.updates.clone();
-    let client = classic(&served.url, handler).await;
+    let client = session_2025(&served.url, handler).await;
     client
         .subscribe(SubscribeRequestParams::new(REPORT))
         .await

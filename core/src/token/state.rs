@@ -131,8 +131,8 @@ impl<'a> StateView<'a> {
             return None;
         }
         // Methods are ASCII in practice: `is_ascii` reads them a word at a time, where
-        // `from_utf8` walks a string this short byte by byte (about 10 instructions a byte).
-        // Either way exactly the UTF-8 methods pass.
+        // `from_utf8` walks a string this short byte by byte. Either way exactly the UTF-8
+        // methods pass.
         let method = &buf[field::METHOD..field::METHOD + m];
         if !method.is_ascii() {
             core::str::from_utf8(method).ok()?;
@@ -202,8 +202,8 @@ impl<'a> StateView<'a> {
         core::str::from_utf8(self.method_bytes()).unwrap_or_default()
     }
 
-    /// The method's bytes, for comparing without checking them as UTF-8 again (which costs
-    /// about ten instructions a byte on a string this short).
+    /// The method's bytes, for comparing without checking them as UTF-8 again (a byte-by-byte
+    /// walk on a string this short).
     #[inline]
     pub fn method_bytes(&self) -> &'a [u8] {
         &self.buf[field::METHOD..field::METHOD + self.method_len]

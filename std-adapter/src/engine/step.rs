@@ -60,9 +60,8 @@ impl Resumption {
 
 /// Bytes wiped when dropped, with their spare capacity.
 ///
-/// `zeroize::Zeroizing<Vec<u8>>` wipes a vector one byte at a time (a volatile store each,
-/// about 3 instructions a byte: 750 for a 256-byte continuation); this wipes it as a slice, one
-/// fill behind `zeroize`'s optimisation barrier.
+/// `zeroize::Zeroizing<Vec<u8>>` wipes a vector one byte at a time (a volatile store each);
+/// this wipes it as a slice, one fill behind `zeroize`'s optimisation barrier.
 pub(super) struct WipedBytes(Vec<u8>);
 
 impl WipedBytes {

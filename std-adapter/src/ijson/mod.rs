@@ -169,7 +169,7 @@ pub enum Shape {
 /// A violation's kind as the scan's functions return it, one word wide: a
 /// `Result<usize, Stop>` (where a value ends, or why the scan stops) comes back in two
 /// registers, where one with the byte-wide [`ViolationKind`] goes through memory, and the
-/// scan returns one for every value (about 2 % fewer instructions for the bench bodies).
+/// scan returns one for every value.
 #[derive(Clone, Copy)]
 #[repr(usize)]
 enum Stop {

@@ -196,7 +196,7 @@ impl<T> Future for RoundStep<'_, T> {
 /// Whether the request `ctx` belongs to was made in a session opened by `initialize`
 /// (protocol revisions up to 2025-11-25), where a server asks for input with
 /// server-to-client requests instead of `input_required` results.
-pub fn in_session_era(ctx: &RequestContext<RoleServer>) -> bool {
+pub fn is_2025_era(ctx: &RequestContext<RoleServer>) -> bool {
     protocol(ctx).1
 }
 
@@ -214,16 +214,16 @@ pub(crate) fn protocol(ctx: &RequestContext<RoleServer>) -> (String, bool) {
             .peer_info()
             .map(|info| info.protocol_version.as_str().to_owned()),
     };
-    let in_session = version
+    let era_2025 = version
         .as_deref()
         .is_some_and(|v| v < ProtocolVersion::NO_INITIALIZE.as_str());
-    (version.unwrap_or_default(), in_session)
+    (version.unwrap_or_default(), era_2025)
 }
 
 impl<R: AsyncReplayCache> Pending<R> {
     /// Spends the token and runs the handler's rounds (`round`) as the request's era asks:
     /// one round answered to the client in 2026-07-28, every round in this process in a
-    /// 2025-era session. See the [module docs](crate::classic).
+    /// 2025-era session. See the [module docs](crate::eras).
     ///
     /// Run the request's own checks (a capability it did not declare, invalid arguments)
     /// before calling it, as before [`Pending::commit`].
@@ -276,9 +276,9 @@ impl<R: AsyncReplayCache> Pending<R> {
         mut round: impl for<'c> FnMut(&'c Call<R>) -> RoundStep<'c, T> + Send,
     ) -> impl Future<Output = Result<T, ErrorData>> {
         async move {
-            let in_session = self.req.origin.in_session;
+            let era_2025 = self.req.origin.era_2025;
             let mut call = self.commit().await?;
-            if !in_session {
+            if !era_2025 {
                 return round(&call).await;
             }
             call.local = Some(Box::new(Local {
