@@ -18,7 +18,6 @@ use serde_json::json;
 
 use crate::server::Hosted;
 
-
 /// What a conformance tool requires the request to declare.
 #[derive(Clone, Copy, Debug)]
 pub enum Needs {

@@ -8,8 +8,8 @@
 //! the request's era asks (one round per request in 2026-07-28; every round in process, each
 //! round's questions sent to the client as server-to-client requests, in a 2025-era session).
 
-use mrtr_rmcp::input::Declared;
 use mrtr_rmcp::Parameters;
+use mrtr_rmcp::input::Declared;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
 use rmcp::{tool, tool_router};
 use serde::{Deserialize, Serialize};
