@@ -2,7 +2,8 @@
 # The figures of the house (#48), before and after a restructuring: lines per crate (library
 # sources, and everything), public items per crate, the hosted example's code lines, and the
 # dependency count of a minimal mrtr-rmcp server (`cargo tree -e normal | wc -l` of a fresh
-# crate that depends on mrtr-rmcp, rmcp, tokio and axum, as the README's first example does).
+# crate that depends on mrtr-rmcp, rmcp, tokio and axum, as the README's first example does),
+# and the code lines of the README's complete server with how many of them are mrtr's.
 #
 #   ci/house-figures.sh            prints a Markdown table
 #
@@ -35,6 +36,17 @@ done < <(find . -name Cargo.toml -not -path './target/*' -not -path '*/target/*'
 mapfile -t example < <(find examples/hosted-server/src -name '*.rs')
 echo
 echo "hosted example (examples/hosted-server/src): $(code_lines "${example[@]}") code lines in ${#example[@]} files"
+
+if [ -f examples/hosted-server/src/conformance.rs ]; then
+    echo "  of which built only with --features testing (conformance.rs, faults.rs):" \
+        "$(code_lines examples/hosted-server/src/conformance.rs examples/hosted-server/src/faults.rs)"
+fi
+adoption=rmcp-adapter/examples/two_tools.rs
+if [ -f "$adoption" ]; then
+    # mrtr-specific: a line that names an item of mrtr (or the handler's pending call).
+    specific=$(grep -Ev '^\s*($|//)' "$adoption" | grep -cE 'mrtr|Mrtr|Caller|Parameters|pending|call\.|\bCall\b|Stack|PrecheckLayer|KeyConfig|AnyReplayCache|Rotating|Backend::|Limits::|Sessions|ErrorDetail|log_filter|input::|Answer::|bearer_token|owner_layer|\.caller\(|\.owners\(')
+    echo "adoption example ($adoption): $(code_lines "$adoption") code lines, $specific mrtr-specific"
+fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
