@@ -1,5 +1,5 @@
 //! The tools, as an rmcp `#[tool]` router: `book_table` and `countdown` (state-only pauses,
-//! for the round cap). The conformance suite's tools are in [`crate::conformance`] (feature
+//! for the round cap). The conformance suite's tools are in `conformance.rs` (feature
 //! `testing`).
 //!
 //! Every tool takes `mrtr_rmcp::Parameters`: its typed arguments and the verified request.
