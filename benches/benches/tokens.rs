@@ -19,7 +19,7 @@ use mrtr_benches::{ARGS, KEY_ID, binding, continuation, key_ring};
 use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 use mrtr_core::cipher::Cipher;
 use mrtr_core::{Clock, ErrorDetail, Mrtr, Round, TokenBuf, token_len_for};
-use mrtr_std::replay::MemoryReplayCache;
+use mrtr_replay::MemoryReplayCache;
 use mrtr_std::rng_fast::FastRng;
 use mrtr_std::{OsRng, SystemClock};
 use rand_core::{SeedableRng, TryCryptoRng, TryRng};

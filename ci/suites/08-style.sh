@@ -35,6 +35,10 @@ cargo clippy -p mrtr-std --all-features --all-targets --locked -- -D warnings
 cargo clippy -p mrtr-std --all-targets --features redis-fleet-tests --locked -- -D warnings
 cargo clippy -p mrtr-std --no-default-features --features redis-cluster,redis-sentinel --locked -- -D warnings
 
+log "mrtr-replay: no default features (memory only), and every feature"
+cargo clippy -p mrtr-replay --no-default-features --all-targets --locked -- -D warnings
+cargo clippy -p mrtr-replay --all-features --all-targets --locked -- -D warnings
+
 log "mrtr-rmcp: no default features (no backend, no Redis), and every feature"
 cargo clippy -p mrtr-rmcp --no-default-features --locked -- -D warnings
 cargo clippy -p mrtr-rmcp --all-features --all-targets --locked -- -D warnings
@@ -44,10 +48,10 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --locked
 
 log "the published crates as docs.rs documents them: every feature, doc(cfg) badges"
 published=(-p mrtr-core -p mrtr-json -p mrtr-aes-gcm -p mrtr-chacha20poly1305 -p mrtr-aws-lc
-    -p mrtr-aes-gcm-siv -p mrtr-std -p mrtr-rmcp)
+    -p mrtr-aes-gcm-siv -p mrtr-replay -p mrtr-std -p mrtr-rmcp)
 RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="--cfg docsrs -D warnings" \
     cargo doc --no-deps --all-features --locked "${published[@]}"
 badge='Available on crate feature `redis` only'
-grep -q "$badge" "${CARGO_TARGET_DIR:-target}/doc/mrtr_std/replay/index.html" \
-    || die "docs.rs build: mrtr-std's Redis items carry no feature badge (doc(cfg) is off)"
+grep -q "$badge" "${CARGO_TARGET_DIR:-target}/doc/mrtr_replay/index.html" \
+    || die "docs.rs build: mrtr-replay's Redis items carry no feature badge (doc(cfg) is off)"
 echo "style: fmt, clippy and rustdoc clean"

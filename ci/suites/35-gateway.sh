@@ -61,8 +61,8 @@ expected="$(printf 'input-required-result-%s\n' "${MRTR_SCENARIOS[@]}" | sort | 
 for s in "${GW_UNSERVABLE[@]}"; do
     grep -q -- "$s" "$GW/README.md" || die "scenario $s is skipped as unservable but $GW/README.md does not declare it"
 done
-log "cargo build -p mrtr-hosted-server (mrtr-hosted-server, mrtr-rmcp-client)"
-cargo build --locked -p mrtr-hosted-server || die "build of the hosted server and rmcp client failed"
+log "cargo build -p mrtr-hosted-server --features testing (the conformance tools test_fleet.py calls; mrtr-rmcp-client)"
+cargo build --locked -p mrtr-hosted-server --features testing || die "build of the hosted server and rmcp client failed"
 
 # The firmware for each family (serve.sh's build mode: the stdio binary, on m4f also the HTTP
 # one, plus defmt-print): built here, where a failure names itself, not inside a client's

@@ -7,10 +7,10 @@
 //! holds `current=k1` and `k1:<32 bytes, base64>` (see `KeyConfig::parse_file`).
 
 use mrtr_rmcp::input::{self, Answer};
+use mrtr_rmcp::mrtr_replay::AnyReplayCache;
 use mrtr_rmcp::mrtr_std::core::ErrorDetail;
 use mrtr_rmcp::mrtr_std::engine::{Backend, Limits, Rotating};
 use mrtr_rmcp::mrtr_std::keys::KeyConfig;
-use mrtr_rmcp::mrtr_std::replay::AnyReplayCache;
 use mrtr_rmcp::session::Sessions;
 use mrtr_rmcp::{Call, Caller, CallerLayer, HasMrtr, Mrtr, Parameters, PrecheckLayer, Stack};
 use rmcp::handler::server::router::tool::ToolRouter;

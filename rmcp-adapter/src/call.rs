@@ -3,11 +3,11 @@
 
 use std::fmt;
 
+use mrtr_replay::{AnyReplayCache, AsyncReplayCache};
 use mrtr_std::core::{ArgsDigest, Reason};
 use mrtr_std::engine::MAX_CONTINUATION_LEN;
 use mrtr_std::engine::{Resumption, Step, Verified};
 use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest, Unbindable};
-use mrtr_std::replay::{AnyReplayCache, AsyncReplayCache};
 use rmcp::RoleServer;
 use rmcp::model::{
     ClientCapabilities, ErrorData, InputRequests, InputRequiredResult, InputResponses,

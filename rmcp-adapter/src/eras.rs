@@ -21,7 +21,7 @@
 //! # use mrtr_rmcp::{HasMrtr, Mrtr, Parameters};
 //! # use mrtr_std::engine::{Backend, Limits, Rotating};
 //! # use mrtr_std::keys::KeyConfig;
-//! # use mrtr_std::replay::AnyReplayCache;
+//! # use mrtr_replay::AnyReplayCache;
 //! # use rmcp::model::{CallToolResponse, ErrorData};
 //! # use rmcp::{tool, tool_router};
 //! # #[derive(Clone)]
@@ -116,8 +116,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use mrtr_replay::AsyncReplayCache;
 use mrtr_std::core::Reason;
-use mrtr_std::replay::AsyncReplayCache;
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolResponse, ErrorData, GetPromptResponse, InputRequest, InputRequests,

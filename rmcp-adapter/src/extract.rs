@@ -6,8 +6,8 @@
 //! `rmcp::handler::server::wrapper::Parameters<Args>` for `mrtr_rmcp::Parameters<Args>`
 //! keeps the schema (from `Args: JsonSchema`) and adds mrtr.
 
+use mrtr_replay::{AnyReplayCache, AsyncReplayCache};
 use mrtr_std::jsonrpc::Method;
-use mrtr_std::replay::{AnyReplayCache, AsyncReplayCache};
 use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{ErrorData, JsonObject};
@@ -30,7 +30,7 @@ use crate::mrtr::HasMrtr;
 /// # use mrtr_rmcp::{HasMrtr, Mrtr, Parameters};
 /// # use mrtr_std::engine::{Backend, Limits, Rotating};
 /// # use mrtr_std::keys::KeyConfig;
-/// # use mrtr_std::replay::AnyReplayCache;
+/// # use mrtr_replay::AnyReplayCache;
 /// # use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
 /// # use rmcp::{tool, tool_router};
 /// # use serde::{Deserialize, Serialize};

@@ -46,5 +46,6 @@ pub use extract::Parameters;
 pub use layer::PrecheckLayer;
 pub use logs::log_filter;
 pub use mrtr::{HasMrtr, Mrtr};
+pub use mrtr_replay;
 pub use mrtr_std;
 pub use stack::Stack;

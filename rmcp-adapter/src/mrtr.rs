@@ -4,11 +4,11 @@
 use std::fmt;
 use std::sync::Arc;
 
+use mrtr_replay::{AnyReplayCache, AsyncReplayCache};
 use mrtr_std::engine::{Generation, Rotating};
 use mrtr_std::ijson::Violation;
 use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
 use mrtr_std::quota::{QuotaKey, Quotas};
-use mrtr_std::replay::{AnyReplayCache, AsyncReplayCache};
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolRequestParams, ErrorData, GetPromptRequestParams, InputResponses, JsonObject,

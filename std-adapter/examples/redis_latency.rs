@@ -13,8 +13,8 @@
 async fn main() {
     use std::time::{Duration, Instant};
 
-    use mrtr_std::replay::AsyncReplayCache;
-    use mrtr_std::replay::redis::RedisReplayCache;
+    use mrtr_replay::AsyncReplayCache;
+    use mrtr_replay::redis::RedisReplayCache;
 
     let mut args = std::env::args().skip(1);
     let url = args

@@ -9,9 +9,9 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
+use mrtr_replay::MemoryReplayCache;
+use mrtr_replay::memory::{BUDGET_BYTES_PER_ID, DEFAULT_MEMORY_BUDGET};
 use mrtr_std::core::replay::ReplayCache;
-use mrtr_std::replay::MemoryReplayCache;
-use mrtr_std::replay::memory::{BUDGET_BYTES_PER_ID, DEFAULT_MEMORY_BUDGET};
 
 /// The system allocator, counting the bytes allocated and not yet freed.
 struct Counting;

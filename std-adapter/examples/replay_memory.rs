@@ -2,8 +2,8 @@
 //!
 //! `cargo run --release -p mrtr-std --example replay_memory [entries...]`
 
+use mrtr_replay::MemoryReplayCache;
 use mrtr_std::core::replay::ReplayCache;
-use mrtr_std::replay::MemoryReplayCache;
 
 fn rss_bytes() -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;

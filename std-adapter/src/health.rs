@@ -21,7 +21,7 @@
 //! use mrtr_std::engine::{Backend, Limits, Rotating};
 //! use mrtr_std::health::Startup;
 //! use mrtr_std::keys::KeyConfig;
-//! use mrtr_std::replay::AnyReplayCache;
+//! use mrtr_replay::AnyReplayCache;
 //!
 //! let keys = KeyConfig::parse_env("current=k1; k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")?;
 //! let engine = Rotating::new(Backend::Aes256Gcm, keys, Limits::for_audience("my-service"), AnyReplayCache::memory(1_000))?;
@@ -46,7 +46,7 @@ use mrtr_core::key::KeyId;
 use serde_json::{Value, json};
 
 use crate::engine::{AnyEngine, Rotating};
-use crate::replay::{AnyReplayCache, NotReadyCause, Readiness};
+use mrtr_replay::{AnyReplayCache, NotReadyCause, Readiness};
 
 /// Something that stops mrtr from serving.
 #[derive(Clone, Debug, PartialEq, Eq)]

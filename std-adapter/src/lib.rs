@@ -53,7 +53,6 @@ mod obs;
 pub mod quota;
 #[cfg(feature = "tokio")]
 pub mod reload;
-pub mod replay;
 pub mod rng;
 pub mod rng_fast;
 pub mod subscription;

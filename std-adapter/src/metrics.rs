@@ -74,14 +74,10 @@ pub mod names {
     /// Counter `{method, cause}`: pauses that issued no token (`round_cap`, `unbindable`,
     /// `key_exhausted`, `seal_fault`).
     pub const PAUSE_REFUSALS: &str = "mrtr_pause_refusals_total";
-    /// Histogram `{store, outcome}`: time of one check-and-record in a Redis store, seconds.
-    pub const REPLAY_STORE_DURATION: &str = "mrtr_replay_store_duration_seconds";
-    /// Counter `{store, kind}`: Redis store errors.
-    pub const REPLAY_STORE_ERRORS: &str = "mrtr_replay_store_errors_total";
-    /// Gauge `{store, prefix}`: 1 while the Redis store can record resumes.
-    pub const REPLAY_STORE_READY: &str = "mrtr_replay_store_ready";
-    /// Gauge `{store, prefix, cause}`: 1 for the cause the store is not ready for, else 0.
-    pub const REPLAY_STORE_NOT_READY: &str = "mrtr_replay_store_not_ready";
+    #[doc(inline)]
+    pub use mrtr_replay::names::{
+        REPLAY_STORE_DURATION, REPLAY_STORE_ERRORS, REPLAY_STORE_NOT_READY, REPLAY_STORE_READY,
+    };
     /// Gauge: 1 when the last readiness summary was ready.
     pub const READY: &str = "mrtr_ready";
     /// Gauge `{target}`: subscriptions held (pending or established).

@@ -24,7 +24,7 @@
 //! use mrtr_std::engine::{Backend, Limits, Rotating};
 //! use mrtr_std::keys::{KeyConfig, KeySource};
 //! use mrtr_std::reload::{KeyReloader, Triggers};
-//! use mrtr_std::replay::AnyReplayCache;
+//! use mrtr_replay::AnyReplayCache;
 //!
 //! let source = KeySource::from_env()?; // MRTR_KEYS or MRTR_KEYS_FILE
 //! let keys = match &source {

@@ -3,6 +3,8 @@
 
 mod support;
 
+use mrtr_replay::MemoryReplayCache;
+use mrtr_replay::{AnyReplayCache, AsyncReplayCache};
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::replay::{ReplayCache, ReplayError};
 use mrtr_std::core::{AcceptV1, ErrorDetail, Principal, Reason, Round, TokenId};
@@ -11,8 +13,6 @@ use mrtr_std::jsonrpc::{
     JsonRpcError, Method, Precheck, RequestState, ResumeRequest, precheck, precheck_raw,
 };
 use mrtr_std::keys::KeyConfig;
-use mrtr_std::replay::MemoryReplayCache;
-use mrtr_std::replay::{AnyReplayCache, AsyncReplayCache};
 use serde_json::{Map, Value, json};
 use support::{KEY1_B64, KEY2_B64, T0, capture_logs};
 
@@ -418,7 +418,7 @@ async fn any_replay_cache_answers_both_paths_where_it_can() {
 #[cfg(feature = "redis")]
 #[test]
 fn redis_choice_refuses_the_sync_path_and_logs_why() {
-    use mrtr_std::replay::redis::RedisReplayCache;
+    use mrtr_replay::redis::RedisReplayCache;
     // Never connected: the sync path refuses without trying.
     let redis =
         AnyReplayCache::from(RedisReplayCache::new("redis://:hunter2@127.0.0.1:1/").unwrap());

@@ -2,12 +2,12 @@
 
 mod support;
 
+use mrtr_replay::MemoryReplayCache;
 use mrtr_std::Aes256Gcm;
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::{ErrorDetail, Principal, Reason, Round, SealError};
 use mrtr_std::engine::{Engine, MAX_CONTINUATION_LEN, MAX_TOKEN_LEN, PauseError, Step};
 use mrtr_std::jsonrpc::{JsonRpcError, Method, RequestState, ResumeRequest};
-use mrtr_std::replay::MemoryReplayCache;
 use serde_json::{Value, json};
 use support::{T0, mrtr};
 

@@ -7,12 +7,12 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mrtr_replay::redis::RedisReplayCache;
+use mrtr_replay::{AnyReplayCache, EvictionPolicy, NotReadyCause};
 use mrtr_std::core::key::DEFAULT_SEAL_LIMIT;
 use mrtr_std::engine::{Backend, Limits, Rotating};
 use mrtr_std::health::{Cause, Startup};
 use mrtr_std::keys::KeyConfig;
-use mrtr_std::replay::redis::RedisReplayCache;
-use mrtr_std::replay::{AnyReplayCache, EvictionPolicy, NotReadyCause};
 use support::redis::RedisServer;
 use support::{KEY1_B64, capture_logs};
 

@@ -3,14 +3,14 @@
 
 mod support;
 
+use mrtr_replay::MemoryReplayCache;
+use mrtr_replay::redis::RedisReplayCache;
 use mrtr_std::Aes256Gcm;
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::{ErrorDetail, Principal, Reason, Round};
 use mrtr_std::engine::{Engine, Step};
 use mrtr_std::jsonrpc::ResumeRequest;
 use mrtr_std::keys::KeyConfig;
-use mrtr_std::replay::MemoryReplayCache;
-use mrtr_std::replay::redis::RedisReplayCache;
 use serde_json::{Value, json};
 use support::{KEY1_B64, KEY2_B64, T0, capture_logs, mrtr};
 

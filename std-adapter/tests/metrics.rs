@@ -7,6 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use metrics::with_local_recorder;
+use mrtr_replay::redis::RedisReplayCache;
+use mrtr_replay::{AnyReplayCache, MemoryReplayCache, Readiness};
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::key::DEFAULT_SEAL_LIMIT;
 use mrtr_std::core::{ErrorDetail, Reason, Round};
@@ -15,8 +17,6 @@ use mrtr_std::health::Cause;
 use mrtr_std::jsonrpc::{Precheck, ResumeRequest, precheck_raw};
 use mrtr_std::keys::KeyConfig;
 use mrtr_std::metrics::names;
-use mrtr_std::replay::redis::RedisReplayCache;
-use mrtr_std::replay::{AnyReplayCache, MemoryReplayCache, Readiness};
 use mrtr_std::subscription::{
     Admission, Authorization, AuthorizationContext, AuthorizeError, Grant, InvocationFeatures,
     NotificationFilter, Registry, RegistryConfig, RequestId,

@@ -6,6 +6,7 @@
 
 mod support;
 
+use mrtr_replay::AnyReplayCache;
 use mrtr_std::core::{Mrtr, Round};
 #[cfg(feature = "aes-gcm-siv")]
 use mrtr_std::engine::Step;
@@ -13,7 +14,6 @@ use mrtr_std::engine::{
     AnyEngine, Backend, Engine, EngineConfigError, Limits, NonceSource, Rotating,
 };
 use mrtr_std::keys::KeyConfig;
-use mrtr_std::replay::AnyReplayCache;
 use mrtr_std::rng_fast::FastRng;
 use mrtr_std::{Aes256Gcm, Algorithm, SystemClock};
 use support::{KEY1_B64, KEY2_B64, booking};

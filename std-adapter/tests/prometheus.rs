@@ -3,11 +3,11 @@
 
 mod support;
 
+use mrtr_replay::AnyReplayCache;
 use mrtr_std::core::Round;
 use mrtr_std::engine::{AnyEngine, Backend, Limits};
 use mrtr_std::keys::KeyConfig;
 use mrtr_std::metrics::{Prometheus, names};
-use mrtr_std::replay::AnyReplayCache;
 use support::{KEY1_B64 as KEY, booking};
 
 #[test]

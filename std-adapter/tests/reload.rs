@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use mrtr_replay::AnyReplayCache;
 use mrtr_std::core::{Reason, Round};
 use mrtr_std::engine::{Backend, Limits, ReloadWarning, Rotating, Step};
 use mrtr_std::jsonrpc::ResumeRequest;
 use mrtr_std::keys::{KeyConfig, KeySource};
 use mrtr_std::reload::{KeyReloader, ReloadError, ReloadEvent, Trigger, Triggers};
-use mrtr_std::replay::AnyReplayCache;
 use support::{KEY1_B64, KEY2_B64, capture_logs};
 use tokio::sync::watch;
 

@@ -6,10 +6,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use mrtr_replay::AnyReplayCache;
 use mrtr_std::engine::{Backend, Limits, Rotating};
 use mrtr_std::keys::{KeyConfig, KeySource};
 use mrtr_std::reload::{KeyReloader, Trigger, Triggers};
-use mrtr_std::replay::AnyReplayCache;
 
 const KEY1: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 const KEY2: &str = "q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80=";

@@ -3,9 +3,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 
+use mrtr_replay::MemoryReplayCache;
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::replay::{ReplayCache, ReplayError};
-use mrtr_std::replay::MemoryReplayCache;
 
 fn id(n: usize) -> [u8; 16] {
     // Spread like random ids: a multiplicative hash in the first bytes picks the shard.

@@ -6,13 +6,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use mrtr_replay::AsyncReplayCache;
+use mrtr_replay::redis::{RedisConfigError, RedisReplayCache};
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::replay::ReplayError;
 use mrtr_std::core::{ErrorDetail, Principal, Reason, Round};
 use mrtr_std::engine::{Engine, Step};
 use mrtr_std::jsonrpc::ResumeRequest;
-use mrtr_std::replay::AsyncReplayCache;
-use mrtr_std::replay::redis::{RedisConfigError, RedisReplayCache};
 use serde_json::json;
 use support::redis::RedisServer;
 use support::{T0, mrtr};
@@ -395,7 +395,7 @@ async fn engines_on_two_nodes_share_single_use() {
 fn blocking(
     server: &RedisServer,
     prefix: &str,
-) -> mrtr_std::replay::redis::blocking::BlockingRedisReplayCache {
+) -> mrtr_replay::redis::blocking::BlockingRedisReplayCache {
     RedisReplayCache::builder(server.url())
         .prefix(prefix)
         .connect_timeout(Duration::from_millis(200))

@@ -13,9 +13,9 @@ mod support;
 use std::time::{Duration, Instant};
 
 use fleet::{Cluster, addr, id};
+use mrtr_replay::redis::{RedisReplayCache, RedisReplayCacheBuilder};
+use mrtr_replay::{AsyncReplayCache, EvictionPolicy, NotReadyCause, Readiness};
 use mrtr_std::core::replay::ReplayError;
-use mrtr_std::replay::redis::{RedisReplayCache, RedisReplayCacheBuilder};
-use mrtr_std::replay::{AsyncReplayCache, EvictionPolicy, NotReadyCause, Readiness};
 use support::capture_logs;
 
 const NOW: u64 = 1_000_000;
@@ -223,7 +223,7 @@ async fn a_resharding_during_traffic_readmits_nothing() {
 
 #[test]
 fn cluster_and_sentinel_configurations_are_checked_and_never_show_passwords() {
-    use mrtr_std::replay::redis::RedisConfigError;
+    use mrtr_replay::redis::RedisConfigError;
     let none: [&str; 0] = [];
     assert_eq!(
         RedisReplayCache::cluster_builder(none).build().unwrap_err(),

@@ -8,15 +8,13 @@ mod support;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
+use mrtr_replay::redis::{RedisReplayCache, RedisReplayCacheBuilder};
+use mrtr_replay::{AnyReplayCache, AsyncReplayCache, EvictionPolicy, NotReadyCause, Readiness};
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::replay::{ReplayCache, ReplayError};
 use mrtr_std::core::{ErrorDetail, Principal, Reason, Round};
 use mrtr_std::engine::Engine;
 use mrtr_std::jsonrpc::ResumeRequest;
-use mrtr_std::replay::redis::{RedisReplayCache, RedisReplayCacheBuilder};
-use mrtr_std::replay::{
-    AnyReplayCache, AsyncReplayCache, EvictionPolicy, NotReadyCause, Readiness,
-};
 use serde_json::json;
 use support::redis::RedisServer;
 use support::{T0, capture_logs, mrtr};

@@ -16,12 +16,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use mrtr_replay::redis::{DEFAULT_RECONNECT_BACKOFF, RedisReplayCache};
+use mrtr_replay::{AnyReplayCache, NotReadyCause, Readiness};
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::{Reason, Round};
 use mrtr_std::engine::{Backend, Limits, Rotating, Step};
 use mrtr_std::jsonrpc::JsonRpcError;
-use mrtr_std::replay::redis::{DEFAULT_RECONNECT_BACKOFF, RedisReplayCache};
-use mrtr_std::replay::{AnyReplayCache, NotReadyCause, Readiness};
 use support::redis::RedisServer;
 use support::{T0, booking};
 

@@ -18,9 +18,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use fleet::{PRIMARY_NAME, SentinelGroup, id, wait_until};
+use mrtr_replay::redis::RedisReplayCache;
+use mrtr_replay::{AsyncReplayCache, Readiness};
 use mrtr_std::core::replay::ReplayError;
-use mrtr_std::replay::redis::RedisReplayCache;
-use mrtr_std::replay::{AsyncReplayCache, Readiness};
 
 const NOW: u64 = 1_000_000;
 const HOUR: u64 = 3_600_000;

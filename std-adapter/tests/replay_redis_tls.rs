@@ -7,9 +7,9 @@ mod support;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use mrtr_replay::redis::{RedisConfigError, RedisReplayCache, RedisReplayCacheBuilder};
+use mrtr_replay::{AsyncReplayCache, NotReadyCause};
 use mrtr_std::core::replay::{ReplayCache, ReplayError};
-use mrtr_std::replay::redis::{RedisConfigError, RedisReplayCache, RedisReplayCacheBuilder};
-use mrtr_std::replay::{AsyncReplayCache, NotReadyCause};
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
 use support::redis::RedisServer;
 

@@ -7,9 +7,9 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use mrtr_replay::redis::{RedisConfigError, RedisReplayCache, RedisReplayCacheBuilder};
+use mrtr_replay::{AsyncReplayCache, NotReadyCause, Readiness};
 use mrtr_std::core::replay::{ReplayCache, ReplayError};
-use mrtr_std::replay::redis::{RedisConfigError, RedisReplayCache, RedisReplayCacheBuilder};
-use mrtr_std::replay::{AsyncReplayCache, NotReadyCause, Readiness};
 use support::redis::RedisServer;
 
 const NOW: u64 = 1_000_000;

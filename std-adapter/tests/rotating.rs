@@ -2,12 +2,12 @@
 
 mod support;
 
+use mrtr_replay::AnyReplayCache;
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::{Reason, Round};
 use mrtr_std::engine::{Backend, Limits, Rotating, Step};
 use mrtr_std::jsonrpc::ResumeRequest;
 use mrtr_std::keys::KeyConfig;
-use mrtr_std::replay::AnyReplayCache;
 use support::T0;
 
 fn keys(spec: &str) -> KeyConfig {

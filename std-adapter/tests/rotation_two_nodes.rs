@@ -6,12 +6,12 @@ mod support;
 
 use std::time::Duration;
 
+use mrtr_replay::AnyReplayCache;
+use mrtr_replay::redis::RedisReplayCache;
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::{Reason, Round};
 use mrtr_std::engine::{Backend, Limits, Rotating, Step};
 use mrtr_std::keys::KeyConfig;
-use mrtr_std::replay::AnyReplayCache;
-use mrtr_std::replay::redis::RedisReplayCache;
 use support::redis::RedisServer;
 use support::{T0, booking};
 

@@ -538,7 +538,7 @@ fn a_stepped_back_clock_does_not_revive_a_spent_token<C: Cipher>() {
 #[test]
 fn memory_replay_cache_survives_a_clock_stepped_back() {
     use mrtr_core::replay::ReplayCache;
-    use mrtr_std::replay::MemoryReplayCache;
+    use mrtr_replay::MemoryReplayCache;
     let cache = MemoryReplayCache::with_shards(8, 1);
     let (spent, other) = ([1u8; 16], [2u8; 16]);
     assert_eq!(cache.check_and_record(&spent, NOW + 1_000, NOW), Ok(()));

@@ -1,11 +1,11 @@
 //! Replay-cache throughput, latency and memory. Prints tab-separated lines:
 //! `key  value  unit  label`.
 //!
-//! * In-process (`mrtr_std::replay::MemoryReplayCache`): check-and-record of fresh ids on 1
+//! * In-process (`mrtr_replay::MemoryReplayCache`): check-and-record of fresh ids on 1
 //!   and 2 threads against a steady live set of about one million entries (a virtual clock
 //!   advances one ms per call and every id lives `LIVE` ms, so each call records one id and
 //!   evicts about one), and the memory the cache takes.
-//! * Redis (`mrtr_std::replay::redis::RedisReplayCache`), if `MRTR_BENCH_REDIS` names a server:
+//! * Redis (`mrtr_replay::redis::RedisReplayCache`), if `MRTR_BENCH_REDIS` names a server:
 //!   latency of one call at a time (p50, p99) and throughput with many calls in flight over the
 //!   one multiplexed loopback connection.
 //!
@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 use mrtr_benches::{SplitMix, split_mix_from_os};
 use mrtr_core::TokenId;
 use mrtr_core::replay::ReplayCache;
-use mrtr_std::replay::AsyncReplayCache;
-use mrtr_std::replay::MemoryReplayCache;
-use mrtr_std::replay::redis::RedisReplayCache;
+use mrtr_replay::AsyncReplayCache;
+use mrtr_replay::MemoryReplayCache;
+use mrtr_replay::redis::RedisReplayCache;
 use rand_core::TryRng as _;
 
 /// Live entries in the steady state (and virtual ms each id lives).

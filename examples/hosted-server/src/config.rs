@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, ValueEnum};
+use mrtr_replay::MemoryReplayCache;
+use mrtr_replay::redis::RedisReplayCache;
 use mrtr_std::core::AcceptV1;
 use mrtr_std::engine::{Audience, Backend, NonceSource};
-use mrtr_std::replay::MemoryReplayCache;
-use mrtr_std::replay::redis::RedisReplayCache;
 
 /// Whether format-v1 tokens (sealed before an upgrade, without an audience) still open.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -205,12 +205,12 @@ pub struct Config {
 
     /// How long opening a Redis connection may take, in ms (a distant or TLS-fronted managed
     /// Redis needs more than the default). Past it the store counts as unreachable.
-    #[arg(long, default_value_t = duration_ms(mrtr_std::replay::redis::DEFAULT_CONNECT_TIMEOUT))]
+    #[arg(long, default_value_t = duration_ms(mrtr_replay::redis::DEFAULT_CONNECT_TIMEOUT))]
     pub redis_connect_timeout_ms: u64,
 
     /// How long one Redis command may take, in ms. Past it the resume is refused (fail
     /// closed) and the connection is replaced.
-    #[arg(long, default_value_t = duration_ms(mrtr_std::replay::redis::DEFAULT_COMMAND_TIMEOUT))]
+    #[arg(long, default_value_t = duration_ms(mrtr_replay::redis::DEFAULT_COMMAND_TIMEOUT))]
     pub redis_command_timeout_ms: u64,
 
     /// UNSAFE: use a Redis whose maxmemory-policy can evict keys (refused by default). Under
@@ -355,9 +355,9 @@ const fn duration_ms(d: Duration) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use mrtr_replay::AnyReplayCache;
     use mrtr_std::engine::{EngineConfigError, Limits, Rotating};
     use mrtr_std::keys::KeyConfig;
-    use mrtr_std::replay::AnyReplayCache;
 
     use super::*;
 

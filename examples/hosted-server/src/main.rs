@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser;
+use mrtr_replay::AnyReplayCache;
 use mrtr_rmcp::Mrtr;
 use mrtr_std::core::ErrorDetail;
 use mrtr_std::engine::{Limits, Rotating};
@@ -30,7 +31,6 @@ use mrtr_std::keys::{KeyConfig, KeySource};
 use mrtr_std::metrics::Prometheus;
 use mrtr_std::quota::Quotas;
 use mrtr_std::reload::{KeyReloader, Triggers};
-use mrtr_std::replay::AnyReplayCache;
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;

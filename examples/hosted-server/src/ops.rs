@@ -82,10 +82,10 @@ pub async fn readyz(engine: &Rotating) -> (StatusCode, Json<serde_json::Value>) 
 mod tests {
     use std::time::Duration;
 
+    use mrtr_replay::AnyReplayCache;
+    use mrtr_replay::redis::RedisReplayCache;
     use mrtr_std::engine::{Backend, Limits};
     use mrtr_std::keys::KeyConfig;
-    use mrtr_std::replay::AnyReplayCache;
-    use mrtr_std::replay::redis::RedisReplayCache;
     use serde_json::json;
 
     use super::*;

@@ -30,7 +30,7 @@
 //! # use mrtr_std::clock::StdMonotonicClock;
 //! # use mrtr_std::engine::{Backend, Limits, Rotating};
 //! # use mrtr_std::keys::KeyConfig;
-//! # use mrtr_std::replay::AnyReplayCache;
+//! # use mrtr_replay::AnyReplayCache;
 //! # use mrtr_std::subscription::{Registry, RegistryConfig, RegistryHandle, deny_all};
 //! # use rmcp::model::{ErrorData, SubscribeRequestParams};
 //! # use rmcp::service::RequestContext;

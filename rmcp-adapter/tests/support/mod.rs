@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
+use mrtr_replay::AnyReplayCache;
 use mrtr_rmcp::{Caller, CallerLayer, Mrtr, PrecheckLayer, Stack, bearer_token};
 use mrtr_std::core::ErrorDetail;
 use mrtr_std::engine::{Backend, Limits, Rotating};
 use mrtr_std::keys::KeyConfig;
-use mrtr_std::replay::AnyReplayCache;
 use rmcp::model::{ClientCapabilities, ClientConfig, ErrorData, Implementation, ProtocolVersion};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;

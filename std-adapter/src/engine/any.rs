@@ -30,7 +30,7 @@ use super::{Engine, NonceSource, PauseError, Step, Verified};
 use crate::clock::SystemClock;
 use crate::jsonrpc::{JsonRpcError, ResumeRequest};
 use crate::keys::{KeyConfig, KeyConfigError};
-use crate::replay::{AnyReplayCache, AsyncReplayCache};
+use mrtr_replay::{AnyReplayCache, AsyncReplayCache};
 
 /// An AEAD implementation an [`AnyEngine`] can run: an algorithm and the crate that provides
 /// it. Only the backends whose cargo features are enabled exist (`aes-gcm` and
@@ -413,7 +413,7 @@ macro_rules! each_engine {
 /// use mrtr_std::engine::{AnyEngine, Backend, Limits, Step};
 /// use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
 /// use mrtr_std::keys::KeyConfig;
-/// use mrtr_std::replay::AnyReplayCache;
+/// use mrtr_replay::AnyReplayCache;
 ///
 /// // Startup, e.g. from `--cipher chacha20-poly1305 --replay memory`.
 /// let backend: Backend = "chacha20-poly1305".parse()?;

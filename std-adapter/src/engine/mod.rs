@@ -39,9 +39,9 @@ use serde_json::Value;
 
 use crate::clock::SystemClock;
 use crate::jsonrpc::{JsonRpcError, Method, ResumeRequest, input_required_result};
-use crate::replay::AsyncReplayCache;
 use crate::rng::OsRng;
 use crate::rng_fast::FastRng;
+use mrtr_replay::AsyncReplayCache;
 
 mod any;
 mod ledger;
@@ -92,7 +92,7 @@ macro_rules! with_token_buf {
 /// generator unless [`Engine::with_nonce_source`] chose otherwise).
 ///
 /// `R` is a synchronous [`ReplayCache`] for [`Engine::resume`] (e.g.
-/// [`MemoryReplayCache`](crate::replay::MemoryReplayCache)), an [`AsyncReplayCache`] for
+/// [`MemoryReplayCache`](mrtr_replay::MemoryReplayCache)), an [`AsyncReplayCache`] for
 /// [`Engine::resume_async`] (e.g. the Redis cache), or [`NoReplayCache`]: tokens are then
 /// multi-use within their TTL. The `Mrtr` keeps its own TTL, round cap and error detail.
 pub struct Engine<C, R = NoReplayCache, Clk = SystemClock, const K: usize = 4> {

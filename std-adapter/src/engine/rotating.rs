@@ -37,7 +37,7 @@ use super::any::{AnyEngine, Backend, EngineConfigError, Limits};
 use super::ledger::Ledger;
 use crate::clock::SystemClock;
 use crate::keys::KeyConfig;
-use crate::replay::{AnyReplayCache, AsyncReplayCache};
+use mrtr_replay::{AnyReplayCache, AsyncReplayCache};
 
 /// A replay store shared by every generation of a [`Rotating`] engine.
 pub struct Shared<R>(Arc<R>);
@@ -169,7 +169,7 @@ pub type Generation<R, Clk> = AnyEngine<Shared<R>, Clk>;
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use mrtr_std::engine::{Backend, Limits, Rotating};
 /// use mrtr_std::keys::KeyConfig;
-/// use mrtr_std::replay::AnyReplayCache;
+/// use mrtr_replay::AnyReplayCache;
 ///
 /// const K1: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 /// const K2: &str = "HyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4=";

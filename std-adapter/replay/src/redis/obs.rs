@@ -1,6 +1,6 @@
 //! The metric hooks of the Redis stores (no-ops unless the `metrics` feature is on): one
 //! histogram sample per check-and-record, one counter per error, and the readiness gauges.
-//! The names and labels are documented in [`crate::metrics`] and `docs/operations.md`.
+//! The names and labels are documented in `names` (feature `metrics`) and `docs/operations.md`.
 
 #![cfg_attr(not(feature = "metrics"), allow(unused_variables, dead_code))]
 
@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use mrtr_core::replay::ReplayError;
 
+use crate::Readiness;
 #[cfg(feature = "metrics")]
-use crate::metrics::names;
-use crate::replay::Readiness;
+use crate::names;
 
 /// One check-and-record against a Redis store took `took`, and answered `answer`.
 pub(crate) fn replay_store_call(

@@ -1,7 +1,7 @@
 //! The blocking Redis replay cache: the same `SET NX PX` protocol as
-//! [`RedisReplayCache`](crate::replay::redis::RedisReplayCache), over synchronous connections,
+//! [`RedisReplayCache`](crate::redis::RedisReplayCache), over synchronous connections,
 //! for thread-per-request servers. Build it with
-//! [`RedisReplayCacheBuilder::build_blocking`](crate::replay::redis::RedisReplayCacheBuilder::build_blocking).
+//! [`RedisReplayCacheBuilder::build_blocking`](crate::redis::RedisReplayCacheBuilder::build_blocking).
 //!
 //! Each call borrows an idle connection from a small pool (or opens one, within the connect
 //! timeout), bounds every command by the socket's read and write timeouts, and returns the
@@ -9,7 +9,7 @@
 //! [`ReplayError::Unavailable`]; after a failed connection attempt, calls fail fast for the
 //! reconnect back-off, then try again.
 //!
-//! It keeps the same promises as the async cache (see [`crate::replay::redis`]): every new
+//! It keeps the same promises as the async cache (see [`crate::redis`]): every new
 //! connection reads Redis's `maxmemory-policy` before it records anything, and the cache
 //! refuses every resume unless the policy is `noeviction` (or the explicit, logged override
 //! is set); the policy is read again on a live connection every re-check interval; with
@@ -26,16 +26,16 @@ use mrtr_core::TokenId;
 use mrtr_core::replay::{ReplayCache, ReplayError};
 use redis::{Client, Connection, RedisResult};
 
-use crate::replay::Readiness;
-use crate::replay::redis::health::{self, Event, PolicyRead, Recorded, Status};
-use crate::replay::redis::{Settings, Wait, key_for, millis, set_and_wait, set_nx_px};
+use crate::Readiness;
+use crate::redis::health::{self, Event, PolicyRead, Recorded, Status};
+use crate::redis::{Settings, Wait, key_for, millis, set_and_wait, set_nx_px};
 
 /// Idle connections kept for reuse.
 const MAX_IDLE: usize = 16;
 
 /// A synchronous [`ReplayCache`] in Redis. Blocks the calling thread for at most the connect
 /// timeout plus the command timeout (plus the `WAIT` timeout when configured): never use it
-/// from an async task (use [`RedisReplayCache`](crate::replay::redis::RedisReplayCache) there).
+/// from an async task (use [`RedisReplayCache`](crate::redis::RedisReplayCache) there).
 pub struct BlockingRedisReplayCache {
     client: Client,
     settings: Settings,
@@ -67,7 +67,7 @@ impl BlockingRedisReplayCache {
     }
 
     /// Whether resumes can be recorded, from what the cache last saw (no I/O); see
-    /// [`RedisReplayCache::readiness`](crate::replay::redis::RedisReplayCache::readiness).
+    /// [`RedisReplayCache::readiness`](crate::redis::RedisReplayCache::readiness).
     pub fn readiness(&self) -> Readiness {
         lock(&self.status).readiness(&self.settings)
     }
@@ -134,7 +134,7 @@ impl BlockingRedisReplayCache {
                 status.error("connect");
                 status.unreachable(s);
                 drop(status);
-                match crate::replay::redis::tls::failure(&e) {
+                match crate::redis::tls::failure(&e) {
                     Some(tls_error) => tracing::warn!(target: "mrtr", %tls_error,
                         "replay store: the TLS handshake with Redis failed (its certificate is not \
                          trusted or not for this host, or it refused ours)"),

@@ -9,7 +9,7 @@ use mrtr_core::replay::ReplayError;
 use redis::RedisError;
 
 use super::{Settings, Wait};
-use crate::replay::{EvictionPolicy, NotReadyCause, Readiness};
+use crate::{EvictionPolicy, NotReadyCause, Readiness};
 
 /// A probe re-reads the policy at most this often; more frequent probes (a `/readyz` under
 /// load) answer from the last reading instead of querying Redis each time.

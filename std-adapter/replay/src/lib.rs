@@ -1,18 +1,18 @@
-//! The asynchronous replay-cache trait, for stores reached over the network.
-//!
-//! `mrtr-core`'s [`ReplayCache`] is synchronous. A shared store (Redis) must not block a tokio
-//! worker, so it implements [`AsyncReplayCache`] instead, and the async resume path
-//! ([`crate::engine::Engine::resume_async`]) runs [`mrtr_core::Mrtr::verify`], then this
-//! check, then maps a refusal with [`mrtr_core::Mrtr::replay_rejection`].
+#![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 use std::future::Future;
 use std::sync::Arc;
 
 use mrtr_core::TokenId;
-pub use mrtr_core::replay::{NoReplayCache, ReplayCache, ReplayError};
+use mrtr_core::replay::{NoReplayCache, ReplayCache, ReplayError};
 
 mod any;
 pub mod memory;
+#[cfg(feature = "metrics")]
+pub mod names;
 mod readiness;
 #[cfg(feature = "redis")]
 pub mod redis;

@@ -101,13 +101,13 @@
 //! Memory in Redis 7.0, default 12-byte prefix: `MEMORY USAGE` of one key is 88 bytes, and
 //! `used_memory` grows by about 133 bytes per entry (key, value, expiry table), measured by
 //! recording 100 000 ids. A blocking variant for servers without an async runtime is in
-//! [`crate::replay::redis::blocking`].
+//! [`crate::redis::blocking`].
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use mrtr_std::replay::redis::RedisReplayCache;
+//! use mrtr_replay::redis::RedisReplayCache;
 //!
-//! # async fn start() -> Result<(), mrtr_std::replay::redis::RedisConfigError> {
+//! # async fn start() -> Result<(), mrtr_replay::redis::RedisConfigError> {
 //! let cache = RedisReplayCache::builder("redis://127.0.0.1:6379/")
 //!     .prefix("myserver:mrtr:")
 //!     .command_timeout(Duration::from_millis(50))
@@ -128,7 +128,7 @@ use std::time::{Duration, Instant};
 use mrtr_core::TokenId;
 use mrtr_core::replay::ReplayError;
 
-use crate::replay::{AsyncReplayCache, Readiness};
+use crate::{AsyncReplayCache, Readiness};
 
 pub mod blocking;
 mod builder;
@@ -277,7 +277,7 @@ impl RedisReplayCache {
     }
 
     /// Whether resumes can be recorded, from what the cache last saw (no I/O):
-    /// [`NotConnected`](crate::replay::NotReadyCause::NotConnected) before the first resume or
+    /// [`NotConnected`](crate::NotReadyCause::NotConnected) before the first resume or
     /// probe, then ready, or not ready with the cause (unreachable, evicting or unreadable
     /// policy, out of memory, replicas not acknowledging).
     pub fn readiness(&self) -> Readiness {

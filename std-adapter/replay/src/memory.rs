@@ -40,8 +40,8 @@
 //! 28.2 by resident set growth; see `docs/operations.md`, "Quotas and sizing".
 //!
 //! ```
-//! use mrtr_std::replay::MemoryReplayCache;
-//! use mrtr_std::core::replay::{ReplayCache, ReplayError};
+//! use mrtr_replay::MemoryReplayCache;
+//! use mrtr_core::replay::{ReplayCache, ReplayError};
 //!
 //! let cache = MemoryReplayCache::new(10_000);
 //! let id = [9u8; 16];

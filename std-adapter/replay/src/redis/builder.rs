@@ -207,14 +207,11 @@ impl RedisReplayCacheBuilder {
     /// The blocking variant, a synchronous [`mrtr_core::replay::ReplayCache`] for servers
     /// without an async runtime (never call it from an async task). Same configuration; one
     /// Redis only ([`RedisConfigError::Unsupported`] for a cluster or Sentinel).
-    pub fn build_blocking(
-        self,
-    ) -> Result<crate::replay::BlockingRedisReplayCache, RedisConfigError> {
+    pub fn build_blocking(self) -> Result<crate::BlockingRedisReplayCache, RedisConfigError> {
         match self.validate()? {
-            Target::Single(client) => Ok(crate::replay::BlockingRedisReplayCache::new(
-                client,
-                self.settings,
-            )),
+            Target::Single(client) => {
+                Ok(crate::BlockingRedisReplayCache::new(client, self.settings))
+            }
             #[allow(unreachable_patterns)]
             _ => Err(RedisConfigError::Unsupported(
                 "the blocking cache with Redis Cluster or Sentinel",

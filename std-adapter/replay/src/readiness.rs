@@ -3,14 +3,14 @@
 //! The in-process cache and "off" are always [`Readiness::Ready`]. The Redis caches are ready
 //! once connected to a Redis whose `maxmemory-policy` is `noeviction`, and stop being ready
 //! while Redis is unreachable, runs an evicting policy, is out of memory, or (with
-//! [`wait_for_replicas`](crate::replay::redis::RedisReplayCacheBuilder::wait_for_replicas))
+//! [`wait_for_replicas`](crate::redis::RedisReplayCacheBuilder::wait_for_replicas))
 //! leaves writes unacknowledged by its replicas. A server maps this to its readiness probe
 //! (`/readyz`); liveness is another matter.
 //!
 //! No cause ever holds the Redis URL (it may hold a password).
 //!
 //! ```
-//! use mrtr_std::replay::{AnyReplayCache, NotReadyCause, Readiness};
+//! use mrtr_replay::{AnyReplayCache, NotReadyCause, Readiness};
 //!
 //! assert_eq!(AnyReplayCache::memory(1_000).readiness(), Readiness::Ready);
 //! let not_ready = Readiness::NotReady(NotReadyCause::Unreachable);
@@ -139,7 +139,7 @@ impl EvictionPolicy {
     /// that never evicts. Unknown names are [`EvictionPolicy::Unrecognized`].
     ///
     /// ```
-    /// use mrtr_std::replay::EvictionPolicy;
+    /// use mrtr_replay::EvictionPolicy;
     ///
     /// assert_eq!(EvictionPolicy::from_name("noeviction"), None);
     /// assert_eq!(EvictionPolicy::from_name("allkeys-lru"), Some(EvictionPolicy::AllkeysLru));

@@ -13,8 +13,8 @@ use super::{AsyncReplayCache, MemoryReplayCache, NoReplayCache, ReplayCache, Rep
 ///
 /// It is an [`AsyncReplayCache`] for every choice, so a server picks the store by
 /// configuration and keeps one engine type
-/// ([`AnyEngine`](crate::engine::AnyEngine)`<AnyReplayCache>` or
-/// [`Engine`](crate::engine::Engine)`<C, AnyReplayCache>`) resuming with `resume_async`.
+/// (`mrtr-std`'s `Rotating<AnyReplayCache>` or `Engine<C, AnyReplayCache>`) resuming with
+/// `resume_async`.
 ///
 /// It is also a synchronous [`ReplayCache`] for the choices that can answer without I/O (off
 /// and in process). The Redis cache is asynchronous only: asked synchronously it refuses every
@@ -22,8 +22,9 @@ use super::{AsyncReplayCache, MemoryReplayCache, NoReplayCache, ReplayCache, Rep
 /// [`AnyReplayCache::serves_sync`] to check a configuration at startup.
 ///
 /// ```
-/// use mrtr_std::replay::{AnyReplayCache, ReplayCache, ReplayError};
-/// use mrtr_std::core::TokenId;
+/// use mrtr_core::TokenId;
+/// use mrtr_core::replay::{ReplayCache, ReplayError};
+/// use mrtr_replay::AnyReplayCache;
 ///
 /// let cache = AnyReplayCache::memory(10_000);
 /// assert_eq!(cache.name(), "in-process");
