@@ -39,8 +39,20 @@ log "mrtr-replay: no default features (memory only), and every feature"
 cargo clippy -p mrtr-replay --no-default-features --all-targets --locked -- -D warnings
 cargo clippy -p mrtr-replay --all-features --all-targets --locked -- -D warnings
 
+log "mrtr-subscriptions: no default features (no tokio driver), and every feature"
+cargo clippy -p mrtr-subscriptions --no-default-features --all-targets --locked -- -D warnings
+cargo clippy -p mrtr-subscriptions --all-features --all-targets --locked -- -D warnings
+
+log "mrtr-rmcp by default: neither Redis nor the subscription runtime in its dependency tree"
+tree="$(cargo tree -p mrtr-rmcp -e normal --prefix none --locked)" || die "cargo tree -p mrtr-rmcp failed"
+grep -qE '^mrtr-std ' <<<"$tree" || die "cargo tree -p mrtr-rmcp lists no mrtr-std: the check below would prove nothing"
+if grep -E '^(redis|mrtr-subscriptions) ' <<<"$tree"; then
+    die "mrtr-rmcp's default build compiles Redis or mrtr-subscriptions (above): a server without them must not"
+fi
+
 log "mrtr-rmcp: no default features (no backend, no Redis), and every feature"
 cargo clippy -p mrtr-rmcp --no-default-features --locked -- -D warnings
+cargo clippy -p mrtr-rmcp --all-targets --locked -- -D warnings
 cargo clippy -p mrtr-rmcp --all-features --all-targets --locked -- -D warnings
 
 log "cargo doc --no-deps -D warnings"
@@ -48,7 +60,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --locked
 
 log "the published crates as docs.rs documents them: every feature, doc(cfg) badges"
 published=(-p mrtr-core -p mrtr-json -p mrtr-aes-gcm -p mrtr-chacha20poly1305 -p mrtr-aws-lc
-    -p mrtr-aes-gcm-siv -p mrtr-replay -p mrtr-std -p mrtr-rmcp)
+    -p mrtr-aes-gcm-siv -p mrtr-replay -p mrtr-std -p mrtr-subscriptions -p mrtr-rmcp)
 RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="--cfg docsrs -D warnings" \
     cargo doc --no-deps --all-features --locked "${published[@]}"
 badge='Available on crate feature `redis` only'

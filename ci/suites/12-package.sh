@@ -9,7 +9,7 @@ cd "$MRTR_ROOT"
 ensure_cmd python3 python3
 
 # The library crates. Every other workspace member must say `publish = false`.
-expected="mrtr-aes-gcm mrtr-aes-gcm-siv mrtr-aws-lc mrtr-chacha20poly1305 mrtr-core mrtr-json mrtr-replay mrtr-rmcp mrtr-std"
+expected="mrtr-aes-gcm mrtr-aes-gcm-siv mrtr-aws-lc mrtr-chacha20poly1305 mrtr-core mrtr-json mrtr-replay mrtr-rmcp mrtr-std mrtr-subscriptions"
 required=(README.md LICENSE-MIT LICENSE-APACHE)
 
 meta="$(mktemp)"; trap 'rm -f "$meta"' EXIT

@@ -4,8 +4,7 @@
 use std::fmt;
 
 use mrtr_replay::{AnyReplayCache, AsyncReplayCache};
-use mrtr_std::core::{ArgsDigest, Reason};
-use mrtr_std::engine::MAX_CONTINUATION_LEN;
+use mrtr_std::core::{ArgsDigest, Round};
 use mrtr_std::engine::{Resumption, Step, Verified};
 use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest, Unbindable};
 use rmcp::RoleServer;
@@ -33,7 +32,7 @@ pub(crate) struct Binding {
 
 impl Binding {
     /// The request to seal the next token against.
-    fn request(&self) -> ResumeRequest<'_> {
+    pub(crate) fn request(&self) -> ResumeRequest<'_> {
         ResumeRequest::from_parts(
             self.method,
             &self.version,
@@ -172,8 +171,8 @@ pub struct Call<R = AnyReplayCache> {
 pub(crate) struct Local {
     /// The state the previous round paused with (`None` in the first round).
     pub(crate) state: Option<Vec<u8>>,
-    /// Which handler invocation this is (1 for the first).
-    pub(crate) invocation: u32,
+    /// Which handler invocation this is ([`Round::FIRST`] for the first).
+    pub(crate) round: Round,
     /// The state this round pauses with, once [`Call::pause`] or [`Call::retry`] ran.
     pub(crate) paused: std::sync::Mutex<Option<Vec<u8>>>,
 }
@@ -315,26 +314,17 @@ impl<R> fmt::Debug for Call<R> {
     }
 }
 
-/// Keeps the state an in-process round pauses with: refused at the round cap (the error a
-/// 2026-07-28 resume beyond the cap gets) or beyond the continuation size limit.
+/// Keeps the state an in-process round pauses with, once mrtr-std's pause checks pass (the
+/// round cap, answered as a 2026-07-28 resume beyond it is, and the state's size limit).
 pub(crate) fn keep<R>(
     engine: &Engine<R>,
     binding: &Binding,
     local: &Local,
     bytes: Vec<u8>,
 ) -> Result<(), ErrorData> {
-    if local.invocation >= engine.limits().max_rounds {
-        tracing::info!(target: "mrtr", method = %binding.method, target_name = %binding.target,
-            round = local.invocation, "cannot pause: the in-process flow is at its round cap");
-        return Err(engine.reject(Reason::RoundsExceeded).to_error_data());
-    }
-    if bytes.len() > MAX_CONTINUATION_LEN {
-        tracing::error!(target: "mrtr", target_name = %binding.target, "paused state too large");
-        return Err(ErrorData::internal_error(
-            "Internal error: cannot keep the paused state",
-            None,
-        ));
-    }
+    engine
+        .check_local_pause(&binding.request(), local.round, bytes.len())
+        .map_err(|e| e.to_error_data())?;
     if let Ok(mut slot) = local.paused.lock() {
         *slot = Some(bytes);
     }

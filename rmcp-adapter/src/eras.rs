@@ -117,7 +117,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use mrtr_replay::AsyncReplayCache;
-use mrtr_std::core::Reason;
+use mrtr_std::core::Round;
+use mrtr_std::jsonrpc::PROTOCOL_VERSION_META;
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolResponse, ErrorData, GetPromptResponse, InputRequest, InputRequests,
@@ -200,14 +201,11 @@ pub fn is_2025_era(ctx: &RequestContext<RoleServer>) -> bool {
     protocol(ctx).1
 }
 
-/// `_meta`'s protocol version key (2026-07-28 requests carry it on every request).
-const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
-
 /// The request's protocol revision and whether it is of the `initialize` era: what rmcp's
 /// `RequestContext::protocol_version` answers (`_meta`'s string, else the session's, else
 /// none: an empty version), read in place instead of decoded into a new value.
 pub(crate) fn protocol(ctx: &RequestContext<RoleServer>) -> (String, bool) {
-    let version = match ctx.meta.get(PROTOCOL_VERSION_KEY) {
+    let version = match ctx.meta.get(PROTOCOL_VERSION_META) {
         Some(Value::String(v)) => Some(v.clone()),
         _ => ctx
             .peer
@@ -283,7 +281,7 @@ impl<R: AsyncReplayCache> Pending<R> {
             }
             call.local = Some(Box::new(Local {
                 state: None,
-                invocation: 1,
+                round: Round::FIRST,
                 paused: Default::default(),
             }));
             loop {
@@ -310,11 +308,11 @@ impl<R: AsyncReplayCache> Pending<R> {
                         None,
                     ));
                 }
-                let invocation = call.local.as_ref().map_or(1, |l| l.invocation);
-                if invocation >= call.engine.limits().max_rounds {
-                    tracing::info!(target: "mrtr", target_name = %call.req.binding.target,
-                        round = invocation, "the in-process flow is at its round cap");
-                    return Err(call.engine.reject(Reason::RoundsExceeded).to_error_data());
+                // A round that asks without state must also be below the cap: the next round
+                // would run beyond it.
+                let round = call.local.as_ref().map_or(Round::FIRST, |l| l.round);
+                if state.is_none() {
+                    keep_nothing(&call, round)?;
                 }
                 let ttl = Duration::from_millis(call.engine.limits().ttl_ms);
                 let answers = match paused.input_requests {
@@ -329,12 +327,20 @@ impl<R: AsyncReplayCache> Pending<R> {
                 call.req.input_responses = Some(answers);
                 call.local = Some(Box::new(Local {
                     state,
-                    invocation: invocation + 1,
+                    round: round.next().unwrap_or(round),
                     paused: Default::default(),
                 }));
             }
         }
     }
+}
+
+/// The pause checks for a round that asks without keeping state (mrtr-std's, as for any
+/// pause).
+fn keep_nothing<R>(call: &Call<R>, round: Round) -> Result<(), ErrorData> {
+    call.engine
+        .check_local_pause(&call.req.binding.request(), round, 0)
+        .map_err(|e| e.to_error_data())
 }
 
 /// Asks the session's client each input request in turn (server-to-client requests), each

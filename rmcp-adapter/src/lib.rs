@@ -11,9 +11,11 @@
 //! * [`eras`]: [`Pending::run`], one flow for both eras (MRTR rounds in 2026-07-28,
 //!   server-to-client requests in a 2025-era session);
 //! * [`PrecheckLayer`]: the tower layer answering what must be answered before rmcp parses;
-//! * [`listen`]: `subscriptions/listen` admitted before rmcp acknowledges, then served;
-//! * [`session`]: 2025-era `resources/subscribe` grants owned by rmcp's sessions, and the
-//!   session manager that retires a session whose grant is lost;
+//! * `listen` (feature `subscriptions`): `subscriptions/listen` admitted before rmcp
+//!   acknowledges, then served;
+//! * [`session`]: rmcp's 2025-era sessions bound to their owner and capped; with feature
+//!   `subscriptions`, `resources/subscribe` grants and the retirement of a session whose grant
+//!   is lost;
 //! * [`input`]: embedded input requests, the client's answers, declared capabilities;
 //! * [`Caller`], [`FromExtensions`]; [`CallerLayer`] (the caller from a function of the
 //!   request head), [`bearer_token`], [`bearer_matches`] (constant time); [`ToErrorData`];
@@ -32,6 +34,7 @@ mod error;
 mod extract;
 pub mod input;
 pub mod layer;
+#[cfg(feature = "subscriptions")]
 pub mod listen;
 mod logs;
 mod mrtr;
@@ -48,4 +51,6 @@ pub use logs::log_filter;
 pub use mrtr::{HasMrtr, Mrtr};
 pub use mrtr_replay;
 pub use mrtr_std;
+#[cfg(feature = "subscriptions")]
+pub use mrtr_subscriptions;
 pub use stack::Stack;

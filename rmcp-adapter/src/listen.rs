@@ -13,7 +13,7 @@
 //! # use mrtr_rmcp::PrecheckLayer;
 //! # use mrtr_std::clock::StdMonotonicClock;
 //! # use mrtr_std::core::ErrorDetail;
-//! # use mrtr_std::subscription::{Registry, RegistryConfig, RegistryHandle, deny_all};
+//! # use mrtr_subscriptions::{Registry, RegistryConfig, RegistryHandle, deny_all};
 //! # use rmcp::model::{ErrorData, SubscriptionFilter};
 //! # use rmcp::service::SubscriptionContext;
 //! # use rmcp::ServerHandler;
@@ -56,7 +56,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mrtr_std::clock::MonotonicClock;
-use mrtr_std::subscription::{
+use mrtr_subscriptions::{
     Admission, ListenRefused, Listening, NotificationFilter, Principal, RegistryHandle, RequestId,
 };
 use rmcp::model::ErrorData;

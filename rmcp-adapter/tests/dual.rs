@@ -16,7 +16,7 @@ use mrtr_rmcp::input::{self, Answer, Declared};
 use mrtr_rmcp::session::{ResourceGrants, SUBSCRIBE_DENIED};
 use mrtr_rmcp::{HasMrtr, Mrtr, Parameters};
 use mrtr_std::clock::StdMonotonicClock;
-use mrtr_std::subscription::{
+use mrtr_subscriptions::{
     Authorization, AuthorizationContext, Grant, InvocationFeatures, Registry, RegistryConfig,
     RegistryHandle, Selector,
 };

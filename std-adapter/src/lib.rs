@@ -11,11 +11,9 @@
 //!   userspace CSPRNG, for AES-256-GCM-SIV only), [`keys`] ([`keys::KeyConfig`]);
 //! * [`engine`]: [`engine::Engine`], [`engine::AnyEngine`], [`engine::Step`];
 //!   [`jsonrpc`]: [`jsonrpc::ResumeRequest`]; [`jcs`];
-//! * replay stores, in [`replay`]: the [`replay::AsyncReplayCache`] trait,
-//!   [`replay::AnyReplayCache`] (chosen at run time), [`replay::memory`]
-//!   ([`replay::MemoryReplayCache`]) and `replay::redis` (feature `redis`: the async
-//!   `RedisReplayCache` and the blocking `BlockingRedisReplayCache`);
-//! * [`subscription`]: the authorizer runtime;
+//! * [`quota`]: per-caller token buckets for pauses and resumes;
+//! * the replay stores are the crate [`mrtr_replay`] (memory; Redis with feature `redis`), and
+//!   the subscription runtime is `mrtr-subscriptions`, which builds on this crate's clocks;
 //! * operations: [`health`] (readiness and the startup check), `reload` (feature `tokio`: key
 //!   reloads on a watched file or SIGHUP), `metrics` (feature `metrics`; Prometheus text with
 //!   feature `prometheus`); `docs/operations.md` is the operator's guide;
@@ -55,4 +53,3 @@ pub mod quota;
 pub mod reload;
 pub mod rng;
 pub mod rng_fast;
-pub mod subscription;

@@ -18,6 +18,15 @@ impl Round {
     pub const fn get(self) -> u32 {
         self.0
     }
+
+    /// The round after this one (`None` past `u32::MAX`, a chain no round cap allows).
+    #[inline]
+    pub const fn next(self) -> Option<Round> {
+        match self.0.checked_add(1) {
+            Some(n) => Some(Round(n)),
+            None => None,
+        }
+    }
 }
 
 /// A freshly sealed token, borrowed from its [`TokenBuf`](crate::TokenBuf). `Debug` never shows the token.

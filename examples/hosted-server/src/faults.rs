@@ -12,7 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use mrtr_std::subscription::{AuthorizeError, InvocationFeatures};
+use mrtr_subscriptions::{AuthorizeError, InvocationFeatures};
 use serde::Deserialize;
 
 /// How long a scripted timeout hangs at most if the registry never cancels it.

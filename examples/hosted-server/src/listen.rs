@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use mrtr_rmcp::session::ResourceGrants;
 use mrtr_std::clock::StdMonotonicClock;
-use mrtr_std::subscription::{
+use mrtr_subscriptions::{
     Authorization, AuthorizationContext, CheckKind, Grant, InvocationFeatures, LeaseConfig,
     Principal, Registry, RegistryConfig, RegistryHandle, Selector,
 };
@@ -238,9 +238,7 @@ pub async fn serve(subs: &Subscriptions, sub: SubscriptionContext) -> Result<(),
 mod tests {
     use super::*;
     use mrtr_rmcp::Caller;
-    use mrtr_std::subscription::{
-        EndReason, ListenRefused, Listening, NotificationFilter, RequestId,
-    };
+    use mrtr_subscriptions::{EndReason, ListenRefused, Listening, NotificationFilter, RequestId};
 
     async fn admit(
         subs: &Subscriptions,

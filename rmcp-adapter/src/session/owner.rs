@@ -15,11 +15,9 @@
 //! ```
 //! # use axum::Router;
 //! # use axum::body::Body;
-//! # use mrtr_rmcp::session::{ResourceGrants, Sessions};
+//! # use mrtr_rmcp::session::Sessions;
 //! # use mrtr_rmcp::{Caller, PrecheckLayer};
-//! # use mrtr_std::clock::StdMonotonicClock;
 //! # use mrtr_std::core::ErrorDetail;
-//! # use mrtr_std::subscription::{Registry, RegistryConfig, RegistryHandle, deny_all};
 //! # use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 //! # use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 //! # use serde_json::{Value, json};
@@ -53,13 +51,11 @@
 //! # }
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! # let registry = Registry::new(StdMonotonicClock::new(), deny_all(), RegistryConfig::default());
-//! # let grants = ResourceGrants::new(RegistryHandle::spawn(registry));
 //! # let factory = || Ok(Server);
 //! # let config = StreamableHttpServerConfig::default();
 //! # let detail = ErrorDetail::Uniform;
 //! # let authentication = axum::middleware::from_fn(authenticate);
-//! let sessions = Sessions::new(LocalSessionManager::default(), grants);
+//! let sessions = Sessions::owned(LocalSessionManager::default());
 //! let owners = sessions.owner_layer();
 //! let service = StreamableHttpService::new(factory, sessions, config);
 //! let mcp = owners.layer(PrecheckLayer::new(detail).layer(service));

@@ -94,6 +94,7 @@ pub async fn serve<S: ServerHandler + Clone + Send + Sync + 'static>(server: S) 
 /// Serves `server` on one endpoint for both eras (rmcp's legacy sessions on: `initialize`
 /// opens a session; 2026-07-28 requests stay stateless), with `grants`' sessions, which idle
 /// out after `idle` without a request.
+#[cfg(feature = "subscriptions")]
 pub async fn serve_dual<S, C>(
     server: S,
     grants: mrtr_rmcp::session::ResourceGrants<C>,

@@ -636,6 +636,16 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
         each_engine!(&self.inner, e => e.verify(req))
     }
 
+    /// [`Engine::check_local_pause`]: may a pause kept in this process (2025 era) happen?
+    pub fn check_local_pause(
+        &self,
+        req: &ResumeRequest<'_>,
+        round: Round,
+        state_len: usize,
+    ) -> Result<(), PauseError> {
+        each_engine!(&self.inner, e => e.check_local_pause(req, round, state_len))
+    }
+
     /// [`Engine::reject`]: the rejection for `reason` in this engine's error-detail mode.
     pub fn reject(&self, reason: Reason) -> JsonRpcError {
         each_engine!(&self.inner, e => e.reject(reason))

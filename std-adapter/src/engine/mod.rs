@@ -197,6 +197,35 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
         &self.replay
     }
 
+    /// A pause kept in this process (a 2025-era session asks its questions as server-to-client
+    /// requests and seals nothing) passes the checks a sealed [`Engine::pause`] makes: round
+    /// `round` is below the round cap, and `state_len` bytes of state fit in
+    /// [`MAX_CONTINUATION_LEN`]. A refusal is logged and counted as a sealed pause's is, so
+    /// both eras refuse alike.
+    pub fn check_local_pause(
+        &self,
+        req: &ResumeRequest<'_>,
+        round: Round,
+        state_len: usize,
+    ) -> Result<(), PauseError> {
+        let method = req.method().as_str();
+        if round.get() >= self.mrtr.max_rounds() {
+            tracing::info!(target: "mrtr", method, target_name = req.target(), round = round.get(),
+                "cannot pause: the in-process flow is at its round cap");
+            crate::obs::pause_refused(method, "round_cap");
+            return Err(PauseError::RoundCap(
+                self.mrtr.reject(Reason::RoundsExceeded),
+            ));
+        }
+        if state_len > MAX_CONTINUATION_LEN {
+            tracing::error!(target: "mrtr", method, target_name = req.target(), state_len,
+                "cannot pause: the state is larger than MAX_CONTINUATION_LEN");
+            crate::obs::pause_refused(method, crate::obs::seal_error_cause(&SealError::TooLarge));
+            return Err(PauseError::Seal(SealError::TooLarge));
+        }
+        Ok(())
+    }
+
     /// Seals a paused call's `continuation` and returns the `requestState` text.
     ///
     /// `round` is [`Step::next_round`] of the request being handled. Fails

@@ -3,7 +3,6 @@
 
 pub mod metrics;
 pub mod redis;
-pub mod registry;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mrtr_std::clock::ManualClock;
-use mrtr_std::subscription::{
+use mrtr_subscriptions::{
     Admission, Authorization, AuthorizationContext, Authorizer, EndReason, Event, Failure, Grant,
     InvocationFeatures, NotificationFilter, Registry, RegistryConfig, RequestId, SubscriptionKey,
     TimeoutPhase, deny_all,
@@ -50,7 +50,7 @@ fn blocking_on(
 ) -> impl Authorizer + 'static {
     let started = Mutex::new(started);
     move |ctx: &AuthorizationContext, _: &InvocationFeatures| {
-        if let mrtr_std::subscription::Target::Listen(RequestId::Number(id)) = ctx.target()
+        if let mrtr_subscriptions::Target::Listen(RequestId::Number(id)) = ctx.target()
             && ids.contains(id)
         {
             let _ = started.lock().unwrap().send(*id);
@@ -232,7 +232,7 @@ fn cancellation_token_is_set_when_a_check_is_superseded() {
     let (s, g) = (seen_cancel.clone(), gate.clone());
     let (_, mut reg) = registry(
         move |ctx: &AuthorizationContext, f: &InvocationFeatures| {
-            if ctx.kind() == mrtr_std::subscription::CheckKind::Initial {
+            if ctx.kind() == mrtr_subscriptions::CheckKind::Initial {
                 let _ = tx.lock().unwrap().send(());
                 g.wait();
                 if f.cancellation().is_cancelled() {

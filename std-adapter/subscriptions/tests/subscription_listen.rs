@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use mrtr_core::Clock;
 use mrtr_std::clock::ManualClock;
-use mrtr_std::subscription::{
+use mrtr_subscriptions::{
     Admission, Authorization, AuthorizationContext, Authorizer, CheckKind, EndReason, Event,
     Failure, Grant, InvocationFeatures, NotificationFilter, Principal, Registry, RegistryConfig,
     RequestId, SubscriptionKey, Target,
@@ -133,7 +133,7 @@ fn initial_check_completes_before_acknowledgment() {
 
 #[test]
 fn initial_denial_sends_no_acknowledgment() {
-    let mut h = Harness::new(mrtr_std::subscription::DenyAll);
+    let mut h = Harness::new(mrtr_subscriptions::DenyAll);
     let key = h.listen(1);
     let events = h.settle();
     assert_eq!(events.len(), 1, "{events:?}");
@@ -173,7 +173,7 @@ fn initial_denial_holds_no_quota() {
             NotificationFilter::default(),
             Admission::anonymous()
         ),
-        Err(mrtr_std::subscription::Refused::AtCapacity),
+        Err(mrtr_subscriptions::Refused::AtCapacity),
         "a pending subscription holds its slot"
     );
     h.settle();
@@ -515,7 +515,7 @@ fn expiry_ends_stream_without_renewal_answer() {
     let gate = Arc::new(Gate::default());
     let g = gate.clone();
     let cfg = RegistryConfig {
-        lease: mrtr_std::subscription::LeaseConfig {
+        lease: mrtr_subscriptions::LeaseConfig {
             max_authorization_ms: 8_000,
             ..Default::default()
         },

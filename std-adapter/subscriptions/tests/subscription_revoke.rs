@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mrtr_std::clock::ManualClock;
-use mrtr_std::subscription::{
+use mrtr_subscriptions::{
     Admission, Authorization, AuthorizationContext, CheckKind, EndReason, Event, Family, Grant,
     InvocationFeatures, NotificationFilter, Principal, Registry, RegistryConfig, RequestId,
     Selector, SubscriptionKey,

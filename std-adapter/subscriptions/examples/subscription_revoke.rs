@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mrtr_std::clock::StdMonotonicClock;
-use mrtr_std::subscription::{
+use mrtr_subscriptions::{
     Admission, Authorization, AuthorizationContext, Counters, EndReason, Grant, InvocationFeatures,
     ListenRefused, NotificationFilter, Principal, Registry, RegistryConfig, RegistryHandle,
     RequestId, Selector, SubscriptionKey,
@@ -157,7 +157,7 @@ fn policy(
 ) -> impl Fn(
     &AuthorizationContext,
     &InvocationFeatures,
-) -> Result<Authorization, mrtr_std::subscription::AuthorizeError>
+) -> Result<Authorization, mrtr_subscriptions::AuthorizeError>
 + Send
 + Sync
 + 'static {

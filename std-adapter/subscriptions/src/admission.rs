@@ -17,7 +17,7 @@ pub type AppValue = Arc<dyn Any + Send + Sync>;
 /// not secrets: `Debug` shows them.
 ///
 /// ```
-/// use mrtr_std::subscription::Principal;
+/// use mrtr_subscriptions::Principal;
 ///
 /// let p = Principal::new("https://idp.example", "alice");
 /// assert_eq!((p.issuer(), p.subject()), ("https://idp.example", "alice"));
@@ -65,7 +65,7 @@ impl fmt::Debug for Principal {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use mrtr_std::subscription::{Admission, Principal};
+/// use mrtr_subscriptions::{Admission, Principal};
 ///
 /// let anonymous = Admission::anonymous();
 /// assert!(anonymous.principal().is_none());

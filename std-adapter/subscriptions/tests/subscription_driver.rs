@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use mrtr_std::clock::{ManualClock, MonotonicClock, StdMonotonicClock};
-use mrtr_std::subscription::{
+use mrtr_subscriptions::{
     Admission, Authorization, AuthorizationContext, EndReason, Grant, InvocationFeatures,
     ListenRefused, NotificationFilter, Principal, Registry, RegistryConfig, RegistryHandle,
     RequestId, Selector,

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mrtr_std::clock::ManualClock;
-use mrtr_std::subscription::{
+use mrtr_subscriptions::{
     Admission, Authorization, AuthorizationContext, Authorizer, CheckKind, EndReason, Event,
     Failure, Grant, InvocationFeatures, Refused, Registry, RegistryConfig, SubscriptionKey, Target,
 };
@@ -99,7 +99,7 @@ impl Authorizer for Scripted {
         &self,
         ctx: &AuthorizationContext,
         _: &InvocationFeatures,
-    ) -> Result<Authorization, mrtr_std::subscription::AuthorizeError> {
+    ) -> Result<Authorization, mrtr_subscriptions::AuthorizeError> {
         let scripted = self
             .only_uri
             .is_none_or(|uri| ctx.resource_uris().iter().any(|u| u == uri));

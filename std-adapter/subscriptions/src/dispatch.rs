@@ -16,7 +16,7 @@ use super::executor::{Completion, Job, JobCell};
 use super::key::SubscriptionKey;
 use super::registry::{Check, Entry, Registry};
 use super::target::{Target, completion_result_json};
-use crate::clock::MonotonicClock;
+use mrtr_std::clock::MonotonicClock;
 
 impl<C: MonotonicClock> Registry<C> {
     /// Carries out an action and whatever it leads to.

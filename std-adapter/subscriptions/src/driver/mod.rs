@@ -13,7 +13,7 @@
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //! use mrtr_std::clock::StdMonotonicClock;
-//! use mrtr_std::subscription::{Admission, Authorization, AuthorizationContext, EndReason,
+//! use mrtr_subscriptions::{Admission, Authorization, AuthorizationContext, EndReason,
 //!     Grant, InvocationFeatures, ListenRefused, NotificationFilter, Principal, Registry,
 //!     RegistryConfig, RegistryHandle, RequestId, Selector};
 //!
@@ -57,16 +57,16 @@ use std::time::Duration;
 
 use tokio::sync::{Notify, mpsc};
 
-use crate::subscription::admission::Admission;
+use crate::admission::Admission;
 mod session;
 
-use crate::clock::MonotonicClock;
-use crate::subscription::events::{Event, Refused};
-use crate::subscription::index::Selector;
-use crate::subscription::key::SubscriptionKey;
-use crate::subscription::registry::Registry;
-use crate::subscription::target::{NotificationFilter, RequestId};
+use crate::events::{Event, Refused};
+use crate::index::Selector;
+use crate::key::SubscriptionKey;
+use crate::registry::Registry;
+use crate::target::{NotificationFilter, RequestId};
 use mrtr_core::lease::EndReason;
+use mrtr_std::clock::MonotonicClock;
 use session::route_retirement;
 pub use session::{SessionRetired, SubscribeRefused};
 

@@ -24,7 +24,7 @@ pub type AuthorizeError = Box<dyn std::error::Error + Send + Sync>;
 ///
 /// ```
 /// use std::time::Duration;
-/// use mrtr_std::subscription::{Authorization, Authorizer, AuthorizationContext, Grant,
+/// use mrtr_subscriptions::{Authorization, Authorizer, AuthorizationContext, Grant,
 ///     InvocationFeatures};
 ///
 /// let authorizer = |ctx: &AuthorizationContext, _: &InvocationFeatures| {
@@ -79,8 +79,8 @@ impl Authorizer for DenyAll {
 /// The shared authorizer that denies every check.
 ///
 /// ```
-/// let a = mrtr_std::subscription::deny_all();
-/// let b = mrtr_std::subscription::deny_all();
+/// let a = mrtr_subscriptions::deny_all();
+/// let b = mrtr_subscriptions::deny_all();
 /// assert!(std::sync::Arc::ptr_eq(&a, &b));
 /// ```
 pub fn deny_all() -> Arc<dyn Authorizer> {

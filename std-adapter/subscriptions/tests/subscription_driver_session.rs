@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mrtr_std::clock::StdMonotonicClock;
-use mrtr_std::subscription::{
+use mrtr_subscriptions::{
     Admission, Authorization, AuthorizationContext, CheckKind, EndReason, Failure, Grant,
     InvocationFeatures, LeaseConfig, Principal, Registry, RegistryConfig, RegistryHandle,
     SubscribeRefused, TimeoutPhase,

@@ -17,7 +17,7 @@ use super::executor::{Completions, Executor, JobCell};
 use super::index::Index;
 use super::key::SubscriptionKey;
 use super::target::{NotificationFilter, RequestId, Target};
-use crate::clock::MonotonicClock;
+use mrtr_std::clock::MonotonicClock;
 
 /// Registry limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,6 +225,20 @@ impl<C: MonotonicClock> Registry<C> {
         self.subs
             .get(&key)
             .is_some_and(|e| e.lease.may_deliver(now))
+    }
+
+    /// The delivery gate of a 2025-era grant: does `session` hold one for `uri`, and may a
+    /// notification be sent on it now? (`resources/subscribe` keeps its grants here only.)
+    pub fn may_deliver_resource(&self, session: &str, uri: &str) -> bool {
+        self.sessions
+            .get(session)
+            .and_then(|m| m.get(uri))
+            .is_some_and(|k| self.may_deliver(*k))
+    }
+
+    /// How many sessions hold at least one 2025-era grant now.
+    pub fn sessions_with_grants(&self) -> usize {
+        self.sessions.values().filter(|m| !m.is_empty()).count()
     }
 
     /// Applies finished checks and fires due timers, then hands the resulting events to

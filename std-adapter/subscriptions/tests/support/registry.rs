@@ -5,7 +5,7 @@ use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use mrtr_std::clock::ManualClock;
-use mrtr_std::subscription::{Event, Registry};
+use mrtr_subscriptions::{Event, Registry};
 
 /// The longest any test waits for a real worker thread.
 pub const REAL_WAIT: Duration = Duration::from_secs(20);

@@ -45,7 +45,7 @@ impl fmt::Display for RequestId {
 /// `result` for the listen request.
 ///
 /// ```
-/// use mrtr_std::subscription::{RequestId, completion_result_json};
+/// use mrtr_subscriptions::{RequestId, completion_result_json};
 ///
 /// assert_eq!(
 ///     completion_result_json(&RequestId::Number(7)),

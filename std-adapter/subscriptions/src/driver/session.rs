@@ -15,7 +15,7 @@
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //! use mrtr_std::clock::StdMonotonicClock;
-//! use mrtr_std::subscription::{Admission, Authorization, AuthorizationContext, Grant,
+//! use mrtr_subscriptions::{Admission, Authorization, AuthorizationContext, Grant,
 //!     InvocationFeatures, Principal, Registry, RegistryConfig, RegistryHandle};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
@@ -52,10 +52,10 @@ use mrtr_core::lease::EndReason;
 use tokio::sync::mpsc;
 
 use super::{RegistryHandle, Routes, Shared};
-use crate::clock::MonotonicClock;
-use crate::subscription::admission::Admission;
-use crate::subscription::events::{Event, Refused};
-use crate::subscription::key::SubscriptionKey;
+use crate::admission::Admission;
+use crate::events::{Event, Refused};
+use crate::key::SubscriptionKey;
+use mrtr_std::clock::MonotonicClock;
 
 /// Why [`RegistryHandle::subscribe_resource`] did not establish a grant. The session is not
 /// retired by it.

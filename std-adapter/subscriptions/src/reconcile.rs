@@ -11,7 +11,7 @@
 use super::index::Selector;
 use super::key::SubscriptionKey;
 use super::registry::{Check, Registry};
-use crate::clock::MonotonicClock;
+use mrtr_std::clock::MonotonicClock;
 
 impl<C: MonotonicClock> Registry<C> {
     /// The application asks to re-check one subscription now: delivery is fenced at once.
@@ -38,7 +38,7 @@ impl<C: MonotonicClock> Registry<C> {
     /// ```
     /// use std::sync::Arc;
     /// use mrtr_std::clock::ManualClock;
-    /// use mrtr_std::subscription::{Admission, NotificationFilter, Principal, Registry,
+    /// use mrtr_subscriptions::{Admission, NotificationFilter, Principal, Registry,
     ///     RegistryConfig, RequestId, Selector, deny_all};
     ///
     /// let mut registry = Registry::new(ManualClock::new(0), deny_all(), RegistryConfig::default());

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use mrtr_core::lease::{Action, CheckResult, Era, Lease, LeaseConfig, stagger_ms};
 use mrtr_std::clock::ManualClock;
-use mrtr_std::subscription::{
+use mrtr_subscriptions::{
     Admission, Authorization, AuthorizationContext, CheckKind, Grant, InvocationFeatures,
     NotificationFilter, Registry, RegistryConfig, RequestId, Target,
 };

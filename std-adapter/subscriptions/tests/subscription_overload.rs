@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mrtr_std::clock::ManualClock;
-use mrtr_std::subscription::{
+use mrtr_subscriptions::{
     Admission, Authorization, AuthorizationContext, EndReason, Event, Failure, Grant,
     InvocationFeatures, NotificationFilter, Registry, RegistryConfig, RequestId, SubscriptionKey,
     Target, TimeoutPhase,

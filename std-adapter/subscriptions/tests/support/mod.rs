@@ -1,0 +1,4 @@
+//! Helpers shared by the subscription tests.
+#![allow(dead_code)]
+
+pub mod registry;
