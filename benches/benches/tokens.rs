@@ -18,7 +18,7 @@ use mrtr_benches::peers::{self, Peer};
 use mrtr_benches::{ARGS, KEY_ID, binding, continuation, key_ring};
 use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 use mrtr_core::cipher::Cipher;
-use mrtr_core::{Clock, ErrorDetail, Mrtr, Round, TokenBuf, token_len_for};
+use mrtr_core::{Clock, Codec, ErrorDetail, Round, TokenBuf, token_len_for};
 use mrtr_replay::MemoryReplayCache;
 use mrtr_std::rng_fast::FastRng;
 use mrtr_std::{OsRng, SystemClock};
@@ -40,7 +40,7 @@ fn mrtr_rows<C: Cipher, G: TryCryptoRng, const N: usize>(
     n: usize,
     rng: &mut G,
 ) {
-    let mrtr = Mrtr::builder(key_ring::<C>(), SystemClock)
+    let mrtr = Codec::builder(key_ring::<C>(), SystemClock)
         .without_audience()
         .build()
         .expect("config");
@@ -87,7 +87,7 @@ fn roundtrip<C: Cipher, G: TryCryptoRng, const N: usize>(
     c: &mut Criterion,
     id: &str,
     n: usize,
-    mrtr: &Mrtr<C, SystemClock>,
+    mrtr: &Codec<C, SystemClock>,
     rng: &mut G,
     out: &mut TokenBuf<N>,
     buf: &mut TokenBuf<N>,
@@ -122,7 +122,7 @@ fn cycle<C: Cipher, G: TryCryptoRng, const N: usize>(
     // Chains here run for millions of rounds: lift the cap and keep every other check. Ids
     // live 1 s, so the cache holds the last ~1 s of ids (about a million on the fastest
     // backend, well within its capacity).
-    let chain = Mrtr::builder(key_ring::<C>(), SystemClock)
+    let chain = Codec::builder(key_ring::<C>(), SystemClock)
         .without_audience()
         .ttl_ms(1_000)
         .max_rounds(u32::MAX)
@@ -152,7 +152,7 @@ fn cycle<C: Cipher, G: TryCryptoRng, const N: usize>(
 /// AES-256-GCM with the fast userspace generator: a diagnostic of what the system call costs
 /// this backend, NOT a supported configuration (see SECURITY.md).
 fn aes_gcm_fast_rng<const N: usize>(c: &mut Criterion, n: usize) {
-    let mrtr = Mrtr::builder(key_ring::<Aes256Gcm>(), SystemClock)
+    let mrtr = Codec::builder(key_ring::<Aes256Gcm>(), SystemClock)
         .without_audience()
         .build()
         .expect("config");
@@ -181,7 +181,7 @@ fn fair_floor<C: Cipher>(c: &mut Criterion, id: &str, n: usize) {
 /// its SIMD engine, on the bytes and text of real tokens of each size (a pool, so the text
 /// changes every call).
 fn b64_rows<const N: usize>(c: &mut Criterion, n: usize) {
-    let mrtr = Mrtr::builder(key_ring::<Aes256Gcm>(), SystemClock)
+    let mrtr = Codec::builder(key_ring::<Aes256Gcm>(), SystemClock)
         .without_audience()
         .build()
         .expect("config");
@@ -293,31 +293,18 @@ fn parts(c: &mut Criterion) {
         })
     });
     // The hosted server's precheck of a request body (I-JSON and the envelope, no tree), and
-    // a serde_json parse of the same body into a Value for scale. The bodies are the end-to-end
-    // benchmark's fresh call and resume request (ci/bench-e2e.lua), the resume with a token of
-    // the hosted default's size.
-    for body in [fresh_body(), resume_body()] {
-        g.bench_function(BenchmarkId::new("precheck", body.len()), |b| {
-            b.iter(|| {
-                let checked =
-                    mrtr_std::jsonrpc::precheck_bytes(black_box(&body), ErrorDetail::Uniform);
-                black_box(matches!(checked.outcome, mrtr_std::jsonrpc::Precheck::Pass))
-            })
-        });
-    }
+    // a serde_json parse of the same body into a Value for scale. The body is the end-to-end
+    // benchmark's resume request (ci/bench-e2e.lua), with a token of the hosted default's size.
     let body = resume_body();
+    g.bench_function(BenchmarkId::new("precheck", body.len()), |b| {
+        b.iter(|| {
+            let checked = mrtr_std::jsonrpc::precheck_bytes(black_box(&body), ErrorDetail::Uniform);
+            black_box(matches!(checked.outcome, mrtr_std::jsonrpc::Precheck::Pass))
+        })
+    });
     g.bench_function(BenchmarkId::new("value-parse", body.len()), |b| {
         b.iter(|| black_box(serde_json::from_slice::<serde_json::Value>(black_box(&body)).is_ok()))
     });
-}
-
-/// The end-to-end benchmark's fresh `tools/call` request body.
-fn fresh_body() -> Vec<u8> {
-    b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"book_table\",\
-      \"arguments\":{\"party_size\":4},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\
-      \"2026-07-28\",\"io.modelcontextprotocol/clientInfo\":{\"name\":\"bench-e2e\",\"version\":\"1\"},\
-      \"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{}}}}}"
-        .to_vec()
 }
 
 /// The end-to-end benchmark's resume request body, with a 195-character token.

@@ -140,14 +140,14 @@ impl<C: Cipher> FairFloor<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mrtr_core::{Mrtr, Round, TokenBuf, token_len_for};
+    use mrtr_core::{Codec, Round, TokenBuf, token_len_for};
 
     /// The floor seals exactly as many bytes as mrtr does, under the same associated data:
     /// its token text has the length of mrtr's token for the same continuation.
     #[test]
     fn the_floor_token_has_mrtr_s_length_and_opens() {
         fn check<C: Cipher>() {
-            let mrtr = Mrtr::builder(crate::key_ring::<C>(), mrtr_std::SystemClock)
+            let mrtr = Codec::builder(crate::key_ring::<C>(), mrtr_std::SystemClock)
                 .without_audience()
                 .build()
                 .unwrap();

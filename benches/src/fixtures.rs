@@ -25,11 +25,6 @@ pub fn continuation(n: usize) -> Vec<u8> {
     (0..n).map(|i| b'a' + (i * 7 % 26) as u8).collect()
 }
 
-/// The same continuation as text.
-pub fn continuation_str(n: usize) -> String {
-    String::from_utf8(continuation(n)).expect("ASCII")
-}
-
 /// The request a token is bound to: a `tools/call` of `book_table` by an authenticated user.
 pub fn binding() -> Binding<'static> {
     let who = Principal::User {

@@ -92,13 +92,6 @@ impl Allocs {
             None => "–".to_owned(),
         }
     }
-
-    /// Allocations per op, if measured.
-    pub fn count(&self, group: &str, row: &str, n: usize) -> Option<f64> {
-        self.0
-            .get(&(group.to_owned(), row.to_owned(), n))
-            .map(|v| v.0)
-    }
 }
 
 /// A markdown table: header cells, then rows.

@@ -2,8 +2,8 @@
 //!
 //! ## Map of the crate
 //!
-//! * [`Mrtr`] (built with [`Mrtr::builder`]): [`Mrtr::pause`] seals, [`Mrtr::resume`] opens
-//!   and checks, [`Mrtr::verify`] checks without recording in the replay cache.
+//! * [`Codec`] (built with [`Codec::builder`]): [`Codec::pause`] seals, [`Codec::resume`] opens
+//!   and checks, [`Codec::verify`] checks without recording in the replay cache.
 //! * What a token is bound to: the engine's audience ([`Builder::audience`], or
 //!   [`Builder::without_audience`]), [`Binding`], [`Principal`], [`ArgsDigest`].
 //! * Lifetime: [`Builder::ttl_ms`], [`Builder::max_lifetime_ms`],
@@ -44,7 +44,7 @@ pub use token::state;
 pub use binding::{Binding, Principal};
 pub use clock::{Clock, ManualClock};
 pub use engine::{
-    AcceptV1, Builder, DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, Mrtr,
+    AcceptV1, Builder, Codec, DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS,
     Resumed, Round, Sealed,
 };
 pub use error::{BindingError, ConfigError, ErrorDetail, Reason, Rejection, SealError, WireError};

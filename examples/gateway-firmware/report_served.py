@@ -270,7 +270,7 @@ def goals(w, ctx, runs):
         w("  not follow, so the M4F's are shown):" + boot_frames(ctx) + ". A request alone")
         w("  stays far below that (the table above). Fix: build the engine in place (a")
         w("  `static` or a `MaybeUninit` slot written field by field, or a builder that writes")
-        w("  into `&mut Option<Mrtr>`), so the boot's peak is a request's, not a key ring's")
+        w("  into `&mut Option<Codec>`), so the boot's peak is a request's, not a key ring's")
         w("  copies; and on the micro:bit, the 2 KiB line and 2.5 KiB response buffers are the")
         w("  other large item of static RAM.")
     worst = max(((tr, a, k, q["stack"]) for (t, tr, a), r in runs.items() if t == M4F

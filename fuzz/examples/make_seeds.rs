@@ -1,4 +1,4 @@
-//! Writes the committed seed corpus under `fuzz/seeds/`: real tokens from `Mrtr::pause` for
+//! Writes the committed seed corpus under `fuzz/seeds/`: real tokens from `Codec::pause` for
 //! the fixture (text for `unseal_text`, decoded bytes for `unseal_bytes`, selector + opened
 //! plaintext for `sealed_state`), and small hand-made inputs for the other targets.
 //!

@@ -4,7 +4,7 @@ use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
 use mrtr_core::replay::{NoReplayCache, SharedReplaySet};
 use mrtr_core::{
-    AcceptV1, Binding, DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_TTL_MS, ErrorDetail, ManualClock, Mrtr,
+    AcceptV1, Binding, Codec, DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_TTL_MS, ErrorDetail, ManualClock,
     Principal, TokenBuf, token_len_for,
 };
 
@@ -30,7 +30,7 @@ pub const MAX_CONTINUATION: usize = 256;
 pub const N: usize = token_len_for(MAX_CONTINUATION);
 
 /// The engine under test.
-pub type Engine<R = NoReplayCache> = Mrtr<Aes256Gcm, ManualClock, R, 2>;
+pub type Engine<R = NoReplayCache> = Codec<Aes256Gcm, ManualClock, R, 2>;
 
 /// The call every token is bound to.
 pub fn binding() -> Binding<'static> {
@@ -55,7 +55,7 @@ pub fn ring(current: (&str, [u8; 32]), previous: (&str, [u8; 32])) -> KeyRing<Ae
 /// The engine at [`NOW_MS`] with the defaults: TTL, lifetime, skew, round cap, and the v1
 /// window (it was built at "now", so v1 tokens still open).
 pub fn engine(detail: ErrorDetail) -> Engine {
-    Mrtr::builder(ring(CURRENT, PREVIOUS), ManualClock::new(NOW_MS))
+    Codec::builder(ring(CURRENT, PREVIOUS), ManualClock::new(NOW_MS))
         .audience(AUDIENCE)
         .error_detail(detail)
         .build()
@@ -64,7 +64,7 @@ pub fn engine(detail: ErrorDetail) -> Engine {
 
 /// The same engine with v1 turned off.
 pub fn engine_v1_off() -> Engine {
-    Mrtr::builder(ring(CURRENT, PREVIOUS), ManualClock::new(NOW_MS))
+    Codec::builder(ring(CURRENT, PREVIOUS), ManualClock::new(NOW_MS))
         .audience(AUDIENCE)
         .accept_v1(AcceptV1::Never)
         .error_detail(ErrorDetail::Detailed)
@@ -74,7 +74,7 @@ pub fn engine_v1_off() -> Engine {
 
 /// The same engine, single use through a replay set.
 pub fn engine_single_use(replay: &SharedReplaySet<4>) -> Engine<&SharedReplaySet<4>> {
-    Mrtr::builder(ring(CURRENT, PREVIOUS), ManualClock::new(NOW_MS))
+    Codec::builder(ring(CURRENT, PREVIOUS), ManualClock::new(NOW_MS))
         .audience(AUDIENCE)
         .replay_cache(replay)
         .build()

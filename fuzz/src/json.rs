@@ -3,7 +3,7 @@
 
 use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_core::replay::SharedReplaySet;
-use mrtr_core::{ManualClock, Mrtr, Principal, Round};
+use mrtr_core::{Codec, ManualClock, Principal, Round};
 use mrtr_std::engine::Engine;
 use mrtr_std::jsonrpc::ResumeRequest;
 use serde_json::{Value, json};
@@ -30,7 +30,7 @@ pub fn principal(anonymous: bool) -> Principal<'static> {
 
 /// A fresh std engine at the fixture's "now".
 pub fn engine() -> StdEngine {
-    let mrtr = Mrtr::builder(
+    let mrtr = Codec::builder(
         fixture::ring(fixture::CURRENT, fixture::PREVIOUS),
         ManualClock::new(NOW_MS),
     )
@@ -55,7 +55,7 @@ fn token_for(method: &str, params: &Value, continuation: &[u8], seed: u64) -> St
     let req = ResumeRequest::from_params(method, params, who)
         .expect("valid params")
         .expect("pausable method");
-    let mrtr = Mrtr::builder(
+    let mrtr = Codec::builder(
         fixture::ring(fixture::CURRENT, fixture::PREVIOUS),
         ManualClock::new(NOW_MS - 1_000),
     )

@@ -4,7 +4,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mrtr_core::key::KeyRing;
-use mrtr_core::{DEFAULT_TTL_MS, ManualClock, Mrtr, Round, TokenFormat};
+use mrtr_core::{Codec, DEFAULT_TTL_MS, ManualClock, Round, TokenFormat};
 
 use crate::fixture::{self, ARGS, CountingRng, NOW_MS};
 use crate::format;
@@ -13,7 +13,7 @@ use crate::format;
 pub type Seed = (&'static str, String, Vec<u8>);
 
 struct Sealer {
-    engine: Mrtr<mrtr_aes_gcm::Aes256Gcm, ManualClock, mrtr_core::replay::NoReplayCache, 2>,
+    engine: Codec<mrtr_aes_gcm::Aes256Gcm, ManualClock, mrtr_core::replay::NoReplayCache, 2>,
     rng: CountingRng,
 }
 
@@ -37,7 +37,7 @@ impl Sealer {
     }
 
     fn node(ring: KeyRing<mrtr_aes_gcm::Aes256Gcm, 2>, now: u64, node: Node) -> Self {
-        let engine = Mrtr::builder(ring, ManualClock::new(now))
+        let engine = Codec::builder(ring, ManualClock::new(now))
             .audience(node.audience)
             .seal_format(node.format)
             .ttl_ms(node.ttl_ms)
@@ -72,7 +72,7 @@ impl Sealer {
     fn chain(&mut self, round: u32) -> String {
         let mut token = self.seal(Round::FIRST, &ARGS, b"step=1");
         let binding = fixture::binding();
-        let engine = Mrtr::builder(
+        let engine = Codec::builder(
             fixture::ring(fixture::CURRENT, fixture::PREVIOUS),
             ManualClock::new(self.engine.clock().now_ms()),
         )

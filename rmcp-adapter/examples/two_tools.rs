@@ -8,11 +8,12 @@
 
 use mrtr_rmcp::input::{self, Answer};
 use mrtr_rmcp::mrtr_replay::AnyReplayCache;
+use mrtr_rmcp::mrtr_std::caller::Caller;
 use mrtr_rmcp::mrtr_std::core::ErrorDetail;
-use mrtr_rmcp::mrtr_std::engine::{Backend, Limits, Rotating};
+use mrtr_rmcp::mrtr_std::engine::{Backend, EngineConfig, Rotating};
 use mrtr_rmcp::mrtr_std::keys::KeyConfig;
 use mrtr_rmcp::session::Sessions;
-use mrtr_rmcp::{Call, Caller, CallerLayer, HasMrtr, Mrtr, Parameters, PrecheckLayer, Stack};
+use mrtr_rmcp::{Call, CallerLayer, HasMrtr, Mrtr, Parameters, PrecheckLayer, Stack};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
 use rmcp::model::{ServerCapabilities, ServerConfig};
@@ -119,7 +120,7 @@ pub fn app(keys: KeyConfig) -> Result<axum::Router, Box<dyn std::error::Error>> 
     let engine = Rotating::new(
         Backend::Aes256Gcm,
         keys,
-        Limits::for_audience("notes"),
+        EngineConfig::for_audience("notes"),
         store,
     )?;
     let notes = Notes {

@@ -26,7 +26,8 @@ use crate::layer::ResponseBody;
 /// let unauthenticated requests through.
 ///
 /// ```
-/// use mrtr_rmcp::{Caller, CallerLayer, bearer_token};
+/// use mrtr_rmcp::mrtr_std::caller::Caller;
+/// use mrtr_rmcp::{CallerLayer, bearer_token};
 ///
 /// // A stand-in for a real token validator.
 /// let layer = CallerLayer::new(|head: &http::request::Parts| match bearer_token(&head.headers) {

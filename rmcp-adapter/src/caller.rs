@@ -5,62 +5,11 @@ use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use mrtr_std::core::Principal;
+pub(crate) use mrtr_std::caller::Caller;
 use mrtr_std::quota::{Action, Exceeded, QUOTA_EXCEEDED_CODE, QuotaKey, Quotas};
 use rmcp::RoleServer;
 use rmcp::model::{ErrorCode, ErrorData};
 use rmcp::service::RequestContext;
-
-/// The authenticated caller of a request, owned: what a bearer-auth layer puts in the HTTP
-/// request's extensions, and what a token is bound to.
-///
-/// `Debug` shows the issuer and subject (identities, not secrets).
-#[derive(Clone, Default, PartialEq, Eq, Hash)]
-pub enum Caller {
-    /// Nobody authenticated: stdio, or auth disabled. An identity of its own: a token sealed
-    /// for an anonymous caller never opens for an authenticated one, nor the reverse.
-    #[default]
-    Anonymous,
-    /// An authenticated caller.
-    User {
-        /// Who vouched for the caller (for example the token's `iss`).
-        issuer: Arc<str>,
-        /// The caller, as the issuer names it (for example `sub`).
-        subject: Arc<str>,
-    },
-}
-
-impl Caller {
-    /// An authenticated caller.
-    pub fn user(issuer: impl Into<Arc<str>>, subject: impl Into<Arc<str>>) -> Self {
-        Self::User {
-            issuer: issuer.into(),
-            subject: subject.into(),
-        }
-    }
-
-    /// The principal a token is bound to.
-    pub fn principal(&self) -> Principal<'_> {
-        match self {
-            Self::Anonymous => Principal::Anonymous,
-            Self::User { issuer, subject } => Principal::User { issuer, subject },
-        }
-    }
-
-    /// The subject, if authenticated.
-    pub fn subject(&self) -> Option<&str> {
-        match self {
-            Self::Anonymous => None,
-            Self::User { subject, .. } => Some(subject),
-        }
-    }
-}
-
-impl fmt::Debug for Caller {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.principal(), f)
-    }
-}
 
 /// Finds the caller of a request. The default, [`FromExtensions`], reads the [`Caller`] a
 /// bearer-auth layer inserted into the HTTP request's extensions; implement this trait (or

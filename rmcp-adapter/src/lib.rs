@@ -17,7 +17,7 @@
 //!   `subscriptions`, `resources/subscribe` grants and the retirement of a session whose grant
 //!   is lost;
 //! * [`input`]: embedded input requests, the client's answers, declared capabilities;
-//! * [`Caller`], [`FromExtensions`]; [`CallerLayer`] (the caller from a function of the
+//! * [`FromExtensions`] (the [`Caller`](mrtr_std::caller::Caller) an auth layer put in the request); [`CallerLayer`] (the caller from a function of the
 //!   request head), [`bearer_token`], [`bearer_matches`] (constant time); [`ToErrorData`];
 //! * [`Stack`]: caller → session owner → precheck → rmcp, in that order;
 //! * [`log_filter`]: logs without rmcp's whole messages (and their tokens) at any level.
@@ -43,7 +43,7 @@ mod stack;
 
 pub use auth::{CallerFuture, CallerLayer, CallerService, anonymous, bearer_matches, bearer_token};
 pub use call::{Call, Pending};
-pub use caller::{Caller, FromExtensions, PrincipalSource, http_parts};
+pub use caller::{FromExtensions, PrincipalSource, http_parts};
 pub use error::ToErrorData;
 pub use extract::Parameters;
 pub use layer::PrecheckLayer;

@@ -13,6 +13,7 @@
 //! # use mrtr_rmcp::PrecheckLayer;
 //! # use mrtr_std::clock::StdMonotonicClock;
 //! # use mrtr_std::core::ErrorDetail;
+//! # use mrtr_std::caller::Caller;
 //! # use mrtr_subscriptions::{Registry, RegistryConfig, RegistryHandle, deny_all};
 //! # use rmcp::model::{ErrorData, SubscriptionFilter};
 //! # use rmcp::service::SubscriptionContext;
@@ -46,7 +47,7 @@
 //! # // This policy denies everyone: the listen is refused before rmcp could acknowledge it.
 //! # let listen = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
 //! #     "params": {"notifications": {"toolsListChanged": true}}});
-//! # let refused = mrtr_rmcp::listen::admit(&policy, &listen, &mrtr_rmcp::Caller::Anonymous).await;
+//! # let refused = mrtr_rmcp::listen::admit(&policy, &listen, &mrtr_std::caller::Caller::Anonymous).await;
 //! # assert_eq!(refused.unwrap_err()["data"]["reason"], "subscription_denied");
 //! # }
 //! ```
@@ -57,7 +58,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use mrtr_std::clock::MonotonicClock;
 use mrtr_subscriptions::{
-    Admission, ListenRefused, Listening, NotificationFilter, Principal, RegistryHandle, RequestId,
+    Admission, ListenRefused, Listening, NotificationFilter, RegistryHandle, RequestId,
 };
 use rmcp::model::ErrorData;
 use rmcp::service::SubscriptionContext;
@@ -77,18 +78,6 @@ pub struct Admitted<C: MonotonicClock>(Arc<Mutex<Option<Listening<C>>>>);
 impl<C: MonotonicClock> Clone for Admitted<C> {
     fn clone(&self) -> Self {
         Self(self.0.clone())
-    }
-}
-
-impl Caller {
-    /// The admission evidence a subscription carries: the caller's principal.
-    pub fn admission(&self) -> Admission {
-        match self {
-            Caller::Anonymous => Admission::anonymous(),
-            Caller::User { issuer, subject } => {
-                Admission::of(Principal::new(&**issuer, &**subject))
-            }
-        }
     }
 }
 
@@ -161,7 +150,10 @@ pub async fn admit<C: MonotonicClock + 'static>(
         return Err(json!({"code": -32600, "message": "subscriptions/listen needs a request id"}));
     };
     let filter = filter(message.get("params"));
-    match registry.listen(id, filter, caller.admission()).await {
+    match registry
+        .listen(id, filter, Admission::of(caller.clone()))
+        .await
+    {
         Ok(listening) => {
             extensions.insert(Admitted(Arc::new(Mutex::new(Some(listening)))));
             Ok(extensions)
@@ -215,12 +207,5 @@ mod tests {
         assert_eq!(request_id(&json!(3)), Some(RequestId::Number(3)));
         assert_eq!(request_id(&json!("a")), Some(RequestId::String("a".into())));
         assert_eq!(request_id(&json!(null)), None);
-    }
-
-    #[test]
-    fn callers_carry_their_principal_into_admission() {
-        let a = Caller::user("https://idp", "alice").admission();
-        assert_eq!(a.principal().map(|p| p.subject()), Some("alice"));
-        assert!(Caller::Anonymous.admission().principal().is_none());
     }
 }

@@ -28,11 +28,11 @@ use crate::error::ToErrorData;
 /// resumes. Cheap to clone (two `Arc`s); build it once at startup and keep it in the server
 /// struct ([`HasMrtr`]).
 pub struct Mrtr<R = AnyReplayCache> {
-    shared: Arc<Shared<R>>,
+    shared: Arc<Inner<R>>,
     quotas: Option<Arc<QuotaGate>>,
 }
 
-struct Shared<R> {
+struct Inner<R> {
     engine: Rotating<R>,
     principals: Box<dyn PrincipalSource>,
 }
@@ -79,7 +79,7 @@ impl<R> Mrtr<R> {
     /// mrtr with `engine`, naming callers with `principals`.
     pub fn with_principal_source(engine: Rotating<R>, principals: impl PrincipalSource) -> Self {
         Self {
-            shared: Arc::new(Shared {
+            shared: Arc::new(Inner {
                 engine,
                 principals: Box::new(principals),
             }),

@@ -10,7 +10,7 @@ use crate::session::OwnerLayer;
 /// mrtr's layers, stacked in the one order that works:
 ///
 /// 1. [`CallerLayer`](crate::CallerLayer): authenticates the request and puts its
-///    [`Caller`](crate::Caller) into the extensions. Everything after it reads the caller.
+///    [`Caller`](mrtr_std::caller::Caller) into the extensions. Everything after it reads the caller.
 /// 2. [`OwnerLayer`](crate::session::OwnerLayer) (2025-era sessions): refuses a session to
 ///    anyone but its opener, and binds a new session to its opener. It needs the caller, and
 ///    it refuses before any body is read.
@@ -23,7 +23,8 @@ use crate::session::OwnerLayer;
 /// order from its parts.
 ///
 /// ```
-/// # use mrtr_rmcp::{Caller, CallerLayer, Stack, PrecheckLayer};
+/// # use mrtr_rmcp::mrtr_std::caller::Caller;
+/// # use mrtr_rmcp::{CallerLayer, Stack, PrecheckLayer};
 /// # use mrtr_rmcp::mrtr_std::core::ErrorDetail;
 /// # use tower_layer::Layer;
 /// # fn wrap<S>(rmcp_service: S) {

@@ -194,7 +194,7 @@ async fn start_with_idle(max_rounds: u32, idle: Duration) -> (support::Served, B
     let authorizer = move |ctx: &AuthorizationContext, _: &InvocationFeatures| {
         p.checks.fetch_add(1, Ordering::SeqCst);
         Ok(
-            if p.allow.load(Ordering::SeqCst) && ctx.principal().is_some() {
+            if p.allow.load(Ordering::SeqCst) && !ctx.caller().is_anonymous() {
                 Authorization::Allowed(Grant::for_duration(ctx, Duration::from_secs(4)))
             } else {
                 Authorization::Denied

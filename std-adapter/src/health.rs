@@ -18,13 +18,13 @@
 //! # #[cfg(all(feature = "aes-gcm", feature = "tokio"))]
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use mrtr_std::engine::{Backend, Limits, Rotating};
+//! use mrtr_std::engine::{Backend, EngineConfig, Rotating};
 //! use mrtr_std::health::Startup;
 //! use mrtr_std::keys::KeyConfig;
 //! use mrtr_replay::AnyReplayCache;
 //!
 //! let keys = KeyConfig::parse_env("current=k1; k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")?;
-//! let engine = Rotating::new(Backend::Aes256Gcm, keys, Limits::for_audience("my-service"), AnyReplayCache::memory(1_000))?;
+//! let engine = Rotating::new(Backend::Aes256Gcm, keys, EngineConfig::for_audience("my-service"), AnyReplayCache::memory(1_000))?;
 //!
 //! // Startup: fail fast unless ready (or `Startup::degraded()` to serve anyway).
 //! let health = engine.check_startup(Startup::fail_fast()).await?;

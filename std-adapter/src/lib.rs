@@ -7,7 +7,7 @@
 //!
 //! ## Map of the crate
 //!
-//! * [`clock`] ([`SystemClock`]), [`rng`] ([`OsRng`]), [`rng_fast`] (a reseeding, fork-aware
+//! * [`caller`] ([`caller::Caller`], who sent a request, owned), [`clock`] ([`SystemClock`]), [`rng`] ([`OsRng`]), [`rng_fast`] (a reseeding, fork-aware
 //!   userspace CSPRNG, for AES-256-GCM-SIV only), [`keys`] ([`keys::KeyConfig`]);
 //! * [`engine`]: [`engine::Engine`], [`engine::AnyEngine`], [`engine::Step`];
 //!   [`jsonrpc`]: [`jsonrpc::ResumeRequest`]; [`jcs`];
@@ -32,12 +32,13 @@ pub use mrtr_aes_gcm_siv::Aes256GcmSiv;
 pub use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 pub use mrtr_core as core;
 pub use mrtr_core::cipher::Algorithm;
-/// The `rand_core` version whose `TryCryptoRng` [`mrtr_core::Mrtr::pause`] takes.
+/// The `rand_core` version whose `TryCryptoRng` [`mrtr_core::Codec::pause`] takes.
 pub use rand_core;
 
 pub use clock::SystemClock;
 pub use rng::OsRng;
 
+pub mod caller;
 pub mod clock;
 pub mod engine;
 pub mod health;

@@ -21,7 +21,7 @@
 //! # #[tokio::main]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
-//! use mrtr_std::engine::{Backend, Limits, Rotating};
+//! use mrtr_std::engine::{Backend, EngineConfig, Rotating};
 //! use mrtr_std::keys::{KeyConfig, KeySource};
 //! use mrtr_std::reload::{KeyReloader, Triggers};
 //! use mrtr_replay::AnyReplayCache;
@@ -31,7 +31,7 @@
 //!     Some(source) => source.load()?,
 //!     None => KeyConfig::ephemeral()?,
 //! };
-//! let engine = Arc::new(Rotating::new(Backend::Aes256Gcm, keys, Limits::for_audience("my-service"),
+//! let engine = Arc::new(Rotating::new(Backend::Aes256Gcm, keys, EngineConfig::for_audience("my-service"),
 //!     AnyReplayCache::memory(100_000))?);
 //! // Keep the handle for as long as the server runs: dropping it stops the triggers.
 //! let _reloads = match source {

@@ -1,4 +1,4 @@
-//! The operating system's CSPRNG, as a `rand_core` 0.10 generator for [`mrtr_core::Mrtr::pause`].
+//! The operating system's CSPRNG, as a `rand_core` 0.10 generator for [`mrtr_core::Codec::pause`].
 
 use rand_core::{TryCryptoRng, TryRng};
 

@@ -8,7 +8,9 @@ use mrtr_replay::{AnyReplayCache, AsyncReplayCache};
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::replay::{ReplayCache, ReplayError};
 use mrtr_std::core::{AcceptV1, ErrorDetail, Principal, Reason, Round, TokenId};
-use mrtr_std::engine::{AnyEngine, Audience, Backend, EngineConfigError, Limits, PauseError, Step};
+use mrtr_std::engine::{
+    AnyEngine, Audience, Backend, EngineConfig, EngineConfigError, PauseError, Step,
+};
 use mrtr_std::jsonrpc::{
     JsonRpcError, Method, Precheck, RequestState, ResumeRequest, precheck, precheck_raw,
 };
@@ -32,12 +34,12 @@ fn keys() -> KeyConfig {
     KeyConfig::parse_env(&format!("current=k2; k2:{KEY2_B64}; k1:{KEY1_B64}")).unwrap()
 }
 
-fn limits(detail: ErrorDetail) -> Limits {
-    Limits {
+fn limits(detail: ErrorDetail) -> EngineConfig {
+    EngineConfig {
         ttl_ms: 60_000,
         max_rounds: 3,
         error_detail: detail,
-        ..Limits::for_audience("any-engine-tests")
+        ..EngineConfig::for_audience("any-engine-tests")
     }
 }
 
@@ -139,7 +141,7 @@ fn limits_are_applied_and_reported() {
         let (e, clock) = engine(backend, ErrorDetail::Detailed, AnyReplayCache::Off);
         // Reported as applied: the maximum lifetime defaults to the TTL, and the v1 window is
         // resolved to its end (one lifetime plus the skew after start).
-        let want = Limits {
+        let want = EngineConfig {
             max_lifetime_ms: Some(60_000),
             accept_v1: AcceptV1::Until(T0 + 60_000 + 60_000),
             ..limits(ErrorDetail::Detailed)
@@ -179,13 +181,13 @@ fn limits_are_applied_and_reported() {
 #[test]
 fn default_limits_are_the_core_defaults_and_the_audience_must_be_chosen() {
     // No silent default audience: building refuses until one is chosen.
-    let err = AnyEngine::new(Backend::Aes256Gcm, keys(), Limits::default(), ()).unwrap_err();
+    let err = AnyEngine::new(Backend::Aes256Gcm, keys(), EngineConfig::default(), ()).unwrap_err();
     assert!(matches!(err, EngineConfigError::AudienceUnset), "{err:?}");
     assert!(err.to_string().contains("audience"), "{err}");
     let e: AnyEngine = AnyEngine::new(
         Backend::Aes256Gcm,
         keys(),
-        Limits::for_audience("svc"),
+        EngineConfig::for_audience("svc"),
         AnyReplayCache::Off,
     )
     .unwrap();
@@ -206,9 +208,9 @@ fn default_limits_are_the_core_defaults_and_the_audience_must_be_chosen() {
 #[test]
 fn services_with_other_audiences_refuse_each_others_tokens() {
     let build = |audience: Audience| {
-        let limits = Limits {
+        let limits = EngineConfig {
             audience,
-            ..Limits::default()
+            ..EngineConfig::default()
         };
         AnyEngine::new(
             Backend::ChaCha20Poly1305,
@@ -235,9 +237,9 @@ fn services_with_other_audiences_refuse_each_others_tokens() {
 
 #[test]
 fn invalid_configurations_are_refused() {
-    let zero_ttl = Limits {
+    let zero_ttl = EngineConfig {
         ttl_ms: 0,
-        ..Limits::for_audience("any-engine-tests")
+        ..EngineConfig::for_audience("any-engine-tests")
     };
     let err = AnyEngine::new(Backend::ChaCha20Poly1305, keys(), zero_ttl, ()).unwrap_err();
     assert!(matches!(err, EngineConfigError::Config(_)));
@@ -246,9 +248,9 @@ fn invalid_configurations_are_refused() {
         "mrtr configuration: ttl must be greater than 0 ms"
     );
 
-    let zero_rounds = Limits {
+    let zero_rounds = EngineConfig {
         max_rounds: 0,
-        ..Limits::for_audience("any-engine-tests")
+        ..EngineConfig::for_audience("any-engine-tests")
     };
     let err = AnyEngine::new(Backend::Aes256Gcm, keys(), zero_rounds, ()).unwrap_err();
     assert!(matches!(err, EngineConfigError::Config(_)));
@@ -268,7 +270,7 @@ fn invalid_configurations_are_refused() {
     let err = AnyEngine::new(
         Backend::XChaCha20Poly1305,
         too_many,
-        Limits::for_audience("t"),
+        EngineConfig::for_audience("t"),
         (),
     )
     .unwrap_err();

@@ -448,13 +448,13 @@ fn pause_refuses_oversized_continuations_and_unbindable_requests() {
 
 #[test]
 fn rotated_key_still_opens_until_removed() {
-    use mrtr_std::core::Mrtr;
+    use mrtr_std::core::Codec;
     use mrtr_std::keys::KeyConfig;
     use support::{KEY1_B64, KEY2_B64};
     let clock = ManualClock::new(T0);
     let old_ring = KeyConfig::parse_env(&format!("current=k1; k1:{KEY1_B64}")).unwrap();
     let old = Engine::new(
-        Mrtr::builder(old_ring.into_ring::<Aes256Gcm, 4>().unwrap(), clock.clone())
+        Codec::builder(old_ring.into_ring::<Aes256Gcm, 4>().unwrap(), clock.clone())
             .without_audience()
             .ttl_ms(60_000)
             .build()
@@ -475,7 +475,7 @@ fn rotated_key_still_opens_until_removed() {
     // k1 removed: unknown key.
     let only_k2 = KeyConfig::parse_env(&format!("current=k2; k2:{KEY2_B64}")).unwrap();
     let newer = Engine::new(
-        Mrtr::builder(only_k2.into_ring::<Aes256Gcm, 4>().unwrap(), clock)
+        Codec::builder(only_k2.into_ring::<Aes256Gcm, 4>().unwrap(), clock)
             .without_audience()
             .error_detail(ErrorDetail::Detailed)
             .build()
@@ -518,7 +518,7 @@ async fn async_resume_with_the_memory_cache() {
 
 #[test]
 fn every_cipher_backend_round_trips_through_the_engine() {
-    use mrtr_std::core::Mrtr;
+    use mrtr_std::core::Codec;
     use mrtr_std::core::cipher::Cipher;
     use mrtr_std::core::replay::NoReplayCache;
     use mrtr_std::keys::KeyConfig;
@@ -527,7 +527,7 @@ fn every_cipher_backend_round_trips_through_the_engine() {
         let ring = KeyConfig::ephemeral().unwrap().into_ring::<C, 1>().unwrap();
         let clock = ManualClock::new(T0);
         let e = Engine::new(
-            Mrtr::builder(ring, clock)
+            Codec::builder(ring, clock)
                 .without_audience()
                 .build()
                 .unwrap(),

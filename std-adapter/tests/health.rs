@@ -10,7 +10,7 @@ use std::time::Duration;
 use mrtr_replay::redis::RedisReplayCache;
 use mrtr_replay::{AnyReplayCache, EvictionPolicy, NotReadyCause};
 use mrtr_std::core::key::DEFAULT_SEAL_LIMIT;
-use mrtr_std::engine::{Backend, Limits, Rotating};
+use mrtr_std::engine::{Backend, EngineConfig, Rotating};
 use mrtr_std::health::{Cause, Startup};
 use mrtr_std::keys::KeyConfig;
 use support::redis::RedisServer;
@@ -30,7 +30,7 @@ fn redis_node(url: &str) -> Rotating {
     Rotating::new(
         Backend::Aes256Gcm,
         keys(),
-        Limits::for_audience("test-service"),
+        EngineConfig::for_audience("test-service"),
         AnyReplayCache::Redis(cache),
     )
     .unwrap()
@@ -147,7 +147,7 @@ fn an_exhausted_key_is_not_ready_and_fails_the_start() {
     let node = Rotating::with_clock_counting(
         Backend::Aes256Gcm,
         keys(),
-        Limits::for_audience("test-service"),
+        EngineConfig::for_audience("test-service"),
         AnyReplayCache::memory(10),
         mrtr_std::SystemClock,
         |_| DEFAULT_SEAL_LIMIT,

@@ -39,7 +39,7 @@ fn file_form_with_comments_and_blank_lines() {
 #[test]
 fn base64_variants_decode_to_the_same_key() {
     use mrtr_std::OsRng;
-    use mrtr_std::core::{Binding, ManualClock, Mrtr, Principal, Round, TokenBuf, token_len_for};
+    use mrtr_std::core::{Binding, Codec, ManualClock, Principal, Round, TokenBuf, token_len_for};
     // Standard with and without padding, and URL-safe: all accepted, all the same key.
     const STD: &str = "++++++++++++++++++++//////////////////////8=";
     let url_safe = STD.replace('+', "-").replace('/', "_");
@@ -50,7 +50,7 @@ fn base64_variants_decode_to_the_same_key() {
         .unwrap()
         .into_ring()
         .unwrap();
-    let opener = Mrtr::builder(reference, &clock)
+    let opener = Codec::builder(reference, &clock)
         .without_audience()
         .build()
         .unwrap();
@@ -64,7 +64,7 @@ fn base64_variants_decode_to_the_same_key() {
             .unwrap()
             .into_ring()
             .unwrap();
-        let sealer = Mrtr::builder(ring, &clock)
+        let sealer = Codec::builder(ring, &clock)
             .without_audience()
             .build()
             .unwrap();

@@ -11,7 +11,7 @@ use mrtr_replay::{AnyReplayCache, MemoryReplayCache, Readiness};
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::key::DEFAULT_SEAL_LIMIT;
 use mrtr_std::core::{ErrorDetail, Reason, Round};
-use mrtr_std::engine::{AnyEngine, Backend, Limits, Rotating, Step};
+use mrtr_std::engine::{AnyEngine, Backend, EngineConfig, Rotating, Step};
 use mrtr_std::health::Cause;
 use mrtr_std::jsonrpc::{Precheck, ResumeRequest, precheck_raw};
 use mrtr_std::keys::KeyConfig;
@@ -31,7 +31,7 @@ fn request(state: Option<&str>) -> ResumeRequest<'_> {
 
 fn engine(
     clock: &ManualClock,
-    limits: Limits,
+    limits: EngineConfig,
     used: u32,
 ) -> AnyEngine<MemoryReplayCache, ManualClock> {
     AnyEngine::with_clock_counting(
@@ -52,7 +52,7 @@ fn seals_count_by_backend_and_key_and_the_budget_gauge_follows() {
     let rec = TestRecorder::default();
     with_local_recorder(&rec, || {
         let clock = ManualClock::new(T0);
-        let e = engine(&clock, Limits::for_audience("test-service"), 0);
+        let e = engine(&clock, EngineConfig::for_audience("test-service"), 0);
         let max = f64::from(DEFAULT_SEAL_LIMIT);
         // Built: both keys configured, k1 seals, full budgets.
         let k1 = [("key_id", "k1")];
@@ -80,7 +80,7 @@ fn an_exhausted_key_is_a_refused_pause_a_zero_gauge_and_not_ready() {
         let clock = ManualClock::new(T0);
         let e = engine(
             &clock,
-            Limits::for_audience("test-service"),
+            EngineConfig::for_audience("test-service"),
             DEFAULT_SEAL_LIMIT - 1,
         );
         e.pause(&request(None), Round::FIRST, b"x").unwrap();
@@ -103,7 +103,7 @@ fn resumes_count_by_outcome_with_the_precise_reason_while_the_wire_stays_uniform
     let rec = TestRecorder::default();
     with_local_recorder(&rec, || {
         let clock = ManualClock::new(T0);
-        let e = engine(&clock, Limits::for_audience("test-service"), 0);
+        let e = engine(&clock, EngineConfig::for_audience("test-service"), 0);
         let outcome = |o| [TOOLS, ("outcome", o)];
 
         assert!(matches!(e.resume(&request(None)), Ok(Step::Fresh)));
@@ -130,7 +130,7 @@ fn resumes_count_by_outcome_with_the_precise_reason_while_the_wire_stays_uniform
         assert_eq!(rec.counter(names::RESUMES, &outcome("tampered")), 1);
 
         let stale = e.pause(&request(None), Round::FIRST, b"x").unwrap();
-        clock.advance(Limits::for_audience("test-service").ttl_ms);
+        clock.advance(EngineConfig::for_audience("test-service").ttl_ms);
         let expired = wire(e.resume(&request(Some(&stale))).unwrap_err());
         assert_eq!(rec.counter(names::RESUMES, &outcome("expired")), 1);
 
@@ -147,9 +147,9 @@ fn pause_refusals_name_the_round_cap_and_unbindable_arguments() {
     let rec = TestRecorder::default();
     with_local_recorder(&rec, || {
         let clock = ManualClock::new(T0);
-        let one_round = Limits {
+        let one_round = EngineConfig {
             max_rounds: 1,
-            ..Limits::for_audience("test-service")
+            ..EngineConfig::for_audience("test-service")
         };
         let e = engine(&clock, one_round, 0);
         assert!(e.pause(&request(None), Round::FIRST, b"x").is_err());
@@ -163,7 +163,7 @@ fn pause_refusals_name_the_round_cap_and_unbindable_arguments() {
         else {
             panic!("not flagged")
         };
-        let e = engine(&clock, Limits::for_audience("test-service"), 0);
+        let e = engine(&clock, EngineConfig::for_audience("test-service"), 0);
         let req = request(None).not_i_json(v);
         assert!(e.pause(&req, Round::FIRST, b"x").is_err());
         assert_eq!(rec.counter(names::PAUSE_REFUSALS, &cause("unbindable")), 1);
@@ -178,7 +178,7 @@ fn reloads_count_applied_and_refused_and_retired_keys_leave_the_gauges() {
         let node = Rotating::with_clock(
             Backend::ChaCha20Poly1305,
             keys("current=k1; k1:K1"),
-            Limits::for_audience("test-service"),
+            EngineConfig::for_audience("test-service"),
             AnyReplayCache::Off,
             ManualClock::new(T0),
         )
@@ -227,7 +227,7 @@ fn redis_calls_are_timed_and_errors_and_readiness_are_published() {
     let node = Rotating::with_clock(
         Backend::Aes256Gcm,
         keys("current=k1; k1:K1"),
-        Limits::for_audience("test-service"),
+        EngineConfig::for_audience("test-service"),
         AnyReplayCache::Redis(cache),
         mrtr_std::SystemClock,
     )

@@ -7,11 +7,11 @@
 mod support;
 
 use mrtr_replay::AnyReplayCache;
-use mrtr_std::core::{Mrtr, Round};
+use mrtr_std::core::{Codec, Round};
 #[cfg(feature = "aes-gcm-siv")]
 use mrtr_std::engine::Step;
 use mrtr_std::engine::{
-    AnyEngine, Backend, Engine, EngineConfigError, Limits, NonceSource, Rotating,
+    AnyEngine, Backend, Engine, EngineConfig, EngineConfigError, NonceSource, Rotating,
 };
 use mrtr_std::keys::KeyConfig;
 use mrtr_std::rng_fast::FastRng;
@@ -22,10 +22,10 @@ fn keys() -> KeyConfig {
     KeyConfig::parse_env(&format!("current=k2; k2:{KEY2_B64}; k1:{KEY1_B64}")).unwrap()
 }
 
-fn limits(nonce_source: NonceSource) -> Limits {
-    Limits {
+fn limits(nonce_source: NonceSource) -> EngineConfig {
+    EngineConfig {
         nonce_source,
-        ..Limits::for_audience("nonce-tests")
+        ..EngineConfig::for_audience("nonce-tests")
     }
 }
 
@@ -39,7 +39,7 @@ fn is_refusal(err: &EngineConfigError, algorithm: Algorithm) -> bool {
 
 #[test]
 fn the_default_is_the_os_generator_for_every_backend() {
-    assert_eq!(Limits::default().nonce_source, NonceSource::Os);
+    assert_eq!(EngineConfig::default().nonce_source, NonceSource::Os);
     for &backend in Backend::enabled() {
         let e = AnyEngine::new(backend, keys(), limits(NonceSource::Os), ()).unwrap();
         assert_eq!(e.nonce_source(), NonceSource::Os);
@@ -77,7 +77,7 @@ fn fast_is_refused_at_build_time_for_every_algorithm_but_gcm_siv() {
 
 #[test]
 fn a_typed_engine_refuses_fast_unless_its_cipher_is_gcm_siv() {
-    let mrtr = Mrtr::builder(keys().into_ring::<Aes256Gcm, 4>().unwrap(), SystemClock)
+    let mrtr = Codec::builder(keys().into_ring::<Aes256Gcm, 4>().unwrap(), SystemClock)
         .without_audience()
         .build()
         .unwrap();

@@ -5,7 +5,7 @@ mod support;
 
 use mrtr_replay::AnyReplayCache;
 use mrtr_std::core::Round;
-use mrtr_std::engine::{AnyEngine, Backend, Limits};
+use mrtr_std::engine::{AnyEngine, Backend, EngineConfig};
 use mrtr_std::keys::KeyConfig;
 use mrtr_std::metrics::{Prometheus, names};
 use support::{KEY1_B64 as KEY, booking};
@@ -21,7 +21,7 @@ fn metrics_render_in_prometheus_text_with_help_and_types_and_no_secret() {
     let engine = AnyEngine::new(
         Backend::Aes256Gcm,
         keys,
-        Limits::for_audience("test-service"),
+        EngineConfig::for_audience("test-service"),
         AnyReplayCache::memory(100),
     )
     .unwrap();

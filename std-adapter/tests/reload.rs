@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use mrtr_replay::AnyReplayCache;
 use mrtr_std::core::{Reason, Round};
-use mrtr_std::engine::{Backend, Limits, ReloadWarning, Rotating, Step};
+use mrtr_std::engine::{Backend, EngineConfig, ReloadWarning, Rotating, Step};
 use mrtr_std::jsonrpc::ResumeRequest;
 use mrtr_std::keys::{KeyConfig, KeySource};
 use mrtr_std::reload::{KeyReloader, ReloadError, ReloadEvent, Trigger, Triggers};
@@ -71,7 +71,7 @@ fn node(path: &Path) -> Arc<Rotating> {
         Rotating::new(
             Backend::Aes256Gcm,
             keys,
-            Limits::for_audience("test-service"),
+            EngineConfig::for_audience("test-service"),
             AnyReplayCache::memory(1_000),
         )
         .unwrap(),
@@ -107,7 +107,7 @@ async fn a_changed_key_file_is_reloaded_and_a_bad_one_changes_nothing() {
     let elsewhere = Rotating::new(
         Backend::Aes256Gcm,
         KeyConfig::parse_env(&format!("current=k2; k2:{KEY2_B64}")).unwrap(),
-        Limits::for_audience("test-service"),
+        EngineConfig::for_audience("test-service"),
         AnyReplayCache::Off,
     )
     .unwrap();
@@ -215,7 +215,7 @@ fn keys_from_the_environment_cannot_be_reloaded_and_say_how_to() {
         Rotating::new(
             Backend::Aes256Gcm,
             KeyConfig::parse_env(&format!("current=k1; k1:{KEY1_B64}")).unwrap(),
-            Limits::for_audience("test-service"),
+            EngineConfig::for_audience("test-service"),
             AnyReplayCache::Off,
         )
         .unwrap(),

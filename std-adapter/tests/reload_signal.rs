@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mrtr_replay::AnyReplayCache;
-use mrtr_std::engine::{Backend, Limits, Rotating};
+use mrtr_std::engine::{Backend, EngineConfig, Rotating};
 use mrtr_std::keys::{KeyConfig, KeySource};
 use mrtr_std::reload::{KeyReloader, Trigger, Triggers};
 
@@ -24,7 +24,7 @@ async fn sighup_rereads_the_key_file() {
         Rotating::new(
             Backend::ChaCha20Poly1305,
             KeyConfig::load_file(&path).unwrap(),
-            Limits::for_audience("test-service"),
+            EngineConfig::for_audience("test-service"),
             AnyReplayCache::memory(100),
         )
         .unwrap(),

@@ -20,7 +20,7 @@ use mrtr_replay::redis::{DEFAULT_RECONNECT_BACKOFF, RedisReplayCache};
 use mrtr_replay::{AnyReplayCache, NotReadyCause, Readiness};
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::{Reason, Round};
-use mrtr_std::engine::{Backend, Limits, Rotating, Step};
+use mrtr_std::engine::{Backend, EngineConfig, Rotating, Step};
 use mrtr_std::jsonrpc::JsonRpcError;
 use support::redis::RedisServer;
 use support::{T0, booking};
@@ -41,7 +41,7 @@ fn node(redis: &RedisServer, clock: &ManualClock) -> Node {
     Rotating::with_clock(
         Backend::Aes256Gcm,
         support::key_spec("current=k1; k1:K1"),
-        Limits::for_audience("test-service"),
+        EngineConfig::for_audience("test-service"),
         AnyReplayCache::Redis(cache),
         clock.clone(),
     )

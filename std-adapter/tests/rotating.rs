@@ -5,7 +5,7 @@ mod support;
 use mrtr_replay::AnyReplayCache;
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::{Reason, Round};
-use mrtr_std::engine::{Backend, Limits, Rotating, Step};
+use mrtr_std::engine::{Backend, EngineConfig, Rotating, Step};
 use mrtr_std::jsonrpc::ResumeRequest;
 use mrtr_std::keys::KeyConfig;
 use support::T0;
@@ -24,7 +24,7 @@ fn a_three_phase_rotation_keeps_every_token_in_flight_and_single_use() {
     let node = Rotating::with_clock(
         Backend::ChaCha20Poly1305,
         keys("current=k1; k1:K1"),
-        Limits::for_audience("rotating-tests"),
+        EngineConfig::for_audience("rotating-tests"),
         AnyReplayCache::memory(100),
         clock,
     )
@@ -70,7 +70,7 @@ fn a_three_phase_rotation_keeps_every_token_in_flight_and_single_use() {
         let old = Rotating::with_clock(
             Backend::ChaCha20Poly1305,
             keys("current=k1; k1:K1; k2:K2"),
-            Limits::for_audience("rotating-tests"),
+            EngineConfig::for_audience("rotating-tests"),
             AnyReplayCache::Off,
             ManualClock::new(T0),
         )
@@ -94,7 +94,7 @@ fn a_failed_reload_changes_nothing() {
     let node = Rotating::new(
         Backend::Aes256Gcm,
         keys("current=k1; k1:K1"),
-        Limits::for_audience("rotating-tests"),
+        EngineConfig::for_audience("rotating-tests"),
         AnyReplayCache::Off,
     )
     .unwrap();
@@ -110,7 +110,7 @@ fn a_failed_reload_changes_nothing() {
 fn a_reload_never_reopens_the_v1_window() {
     use mrtr_std::core::AcceptV1;
     let clock = ManualClock::new(T0);
-    let limits = Limits::for_audience("rotating-tests");
+    let limits = EngineConfig::for_audience("rotating-tests");
     let window = limits.ttl_ms + limits.max_clock_skew_ms;
     let node = Rotating::with_clock(
         Backend::Aes256Gcm,
@@ -141,7 +141,7 @@ fn no_reload_resets_a_seal_budget() {
     let node = Rotating::with_clock(
         Backend::Aes256Gcm,
         keys("current=k1; k1:K1"),
-        Limits::for_audience("rotating-tests"),
+        EngineConfig::for_audience("rotating-tests"),
         AnyReplayCache::Off,
         ManualClock::new(T0),
     )

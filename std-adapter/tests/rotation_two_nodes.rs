@@ -10,7 +10,7 @@ use mrtr_replay::AnyReplayCache;
 use mrtr_replay::redis::RedisReplayCache;
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::{Reason, Round};
-use mrtr_std::engine::{Backend, Limits, Rotating, Step};
+use mrtr_std::engine::{Backend, EngineConfig, Rotating, Step};
 use mrtr_std::keys::KeyConfig;
 use support::redis::RedisServer;
 use support::{T0, booking};
@@ -36,7 +36,7 @@ fn node(redis: &RedisServer, clock: &ManualClock) -> Node {
     Rotating::with_clock(
         Backend::Aes256Gcm,
         keys(PHASE0),
-        Limits::for_audience("test-service"),
+        EngineConfig::for_audience("test-service"),
         AnyReplayCache::Redis(cache),
         clock.clone(),
     )
@@ -114,7 +114,7 @@ async fn the_three_phase_rotation_keeps_tokens_crossing_both_ways_at_every_step(
     );
 
     // Until k1 is retired, the token sealed under it in phase 0 still opens, once.
-    clock.advance(Limits::for_audience("test-service").ttl_ms - 1);
+    clock.advance(EngineConfig::for_audience("test-service").ttl_ms - 1);
     assert!(matches!(
         b.engine().resume_async(&booking(Some(&in_flight))).await,
         Ok(Step::Resumed(_))
@@ -139,7 +139,7 @@ async fn the_three_phase_rotation_keeps_tokens_crossing_both_ways_at_every_step(
     let old = Rotating::with_clock(
         Backend::Aes256Gcm,
         keys(PHASE0),
-        Limits::for_audience("test-service"),
+        EngineConfig::for_audience("test-service"),
         AnyReplayCache::Off,
         clock.clone(),
     )

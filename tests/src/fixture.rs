@@ -7,7 +7,7 @@ use mrtr_core::engine::AudienceChoice;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
 use mrtr_core::replay::{NoReplayCache, ReplayCache};
 use mrtr_core::{
-    ArgsDigest, Binding, Builder, Mrtr, Principal, Reason, Rejection, Round, TokenBuf, TokenId,
+    ArgsDigest, Binding, Builder, Codec, Principal, Reason, Rejection, Round, TokenBuf, TokenId,
     token_len_for,
 };
 
@@ -37,7 +37,7 @@ pub const AUDIENCE: &str = "booking.example";
 pub fn builder<C: Cipher, Clk: Clock>(
     clock: Clk,
 ) -> Builder<C, Clk, NoReplayCache, 4, MAX_AAD_LEN, AudienceChoice> {
-    Mrtr::builder(ring(), clock).audience(AUDIENCE)
+    Codec::builder(ring(), clock).audience(AUDIENCE)
 }
 
 /// Chooses `audience` on `builder`, or, for `None`, builds without one: for tests that take the
@@ -67,7 +67,7 @@ pub fn ring<C: Cipher>() -> KeyRing<C, 4> {
 
 /// An engine with the default configuration, [`ring`] and [`AUDIENCE`].
 ///
-/// A built configuration cannot change: `Mrtr` has getters only. This compiles:
+/// A built configuration cannot change: `Codec` has getters only. This compiles:
 ///
 /// ```
 /// use mrtr_core::ManualClock;
@@ -93,12 +93,12 @@ pub fn ring<C: Cipher>() -> KeyRing<C, 4> {
 /// ```
 ///
 /// ```compile_fail,E0277
-/// # use mrtr_core::{ManualClock, Mrtr};
+/// # use mrtr_core::{ManualClock, Codec};
 /// # let clock = ManualClock::new(0);
 /// let ring = mrtr_tests::fixture::ring::<mrtr_tests::Aes256Gcm>();
-/// let mrtr = Mrtr::builder(ring, &clock).ttl_ms(1_000).build();
+/// let mrtr = Codec::builder(ring, &clock).ttl_ms(1_000).build();
 /// ```
-pub fn engine<C: Cipher, Clk: Clock>(clock: Clk) -> Mrtr<C, Clk> {
+pub fn engine<C: Cipher, Clk: Clock>(clock: Clk) -> Codec<C, Clk> {
     builder(clock).build().expect("default config")
 }
 
@@ -125,7 +125,7 @@ pub fn call() -> Binding<'static> {
 
 /// Seals into a fresh buffer and returns the token text; panics if the pause fails.
 pub fn seal<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize>(
-    mrtr: &Mrtr<C, Clk, R, K, A>,
+    mrtr: &Codec<C, Clk, R, K, A>,
     round: Round,
     binding: &Binding<'_>,
     args: &ArgsDigest,
@@ -141,7 +141,7 @@ pub fn seal<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usiz
 
 /// Seals a first-round token for [`call`] with [`ARGS`].
 pub fn first<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize>(
-    mrtr: &Mrtr<C, Clk, R, K, A>,
+    mrtr: &Codec<C, Clk, R, K, A>,
     rng: &mut SeqRng,
 ) -> String {
     seal(mrtr, Round::FIRST, &call(), &ARGS, b"step=date", rng)
@@ -166,9 +166,9 @@ pub struct Opened {
     pub continuation: Vec<u8>,
 }
 
-/// Runs [`Mrtr::resume`] with a fresh [`Buf`].
+/// Runs [`Codec::resume`] with a fresh [`Buf`].
 pub fn resume<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize>(
-    mrtr: &Mrtr<C, Clk, R, K, A>,
+    mrtr: &Codec<C, Clk, R, K, A>,
     token: &str,
     binding: &Binding<'_>,
     args: &ArgsDigest,
@@ -187,7 +187,7 @@ pub fn resume<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: us
 
 /// The reason a resume is rejected; fails the test if it is accepted.
 pub fn rejected<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize>(
-    mrtr: &Mrtr<C, Clk, R, K, A>,
+    mrtr: &Codec<C, Clk, R, K, A>,
     token: &str,
     binding: &Binding<'_>,
     args: &ArgsDigest,

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
 use mrtr_core::{
-    ErrorDetail, ManualClock, Mrtr, Principal, Reason, Rejection, Round, TokenBuf, token_len_for,
+    Codec, ErrorDetail, ManualClock, Principal, Reason, Rejection, Round, TokenBuf, token_len_for,
 };
 use mrtr_tests::fixture::{ARGS, AUDIENCE, NOW, VERSION, bind, call};
 use mrtr_tests::rng::SeqRng;
@@ -116,12 +116,12 @@ fn key_material_never_formatted<C: Cipher + std::fmt::Debug>() {
         assert_clean("KeyRing", &s, &SECRET);
     }
     let clock = ManualClock::new(NOW);
-    let mrtr = Mrtr::builder(ring, &clock)
+    let mrtr = Codec::builder(ring, &clock)
         .audience(AUDIENCE)
         .build()
         .unwrap();
     for s in debug_forms(&mrtr) {
-        assert_clean("Mrtr", &s, &SECRET);
+        assert_clean("Codec", &s, &SECRET);
     }
 }
 
@@ -131,7 +131,7 @@ fn tokens_and_states_never_formatted<C: Cipher>() {
         KeyId::new("k1").unwrap(),
         SecretKey::from_bytes(SECRET),
     ));
-    let mrtr = Mrtr::builder(ring, &clock)
+    let mrtr = Codec::builder(ring, &clock)
         .audience(AUDIENCE)
         .build()
         .unwrap();
@@ -210,7 +210,7 @@ fn four_failures<C: Cipher>(detail: ErrorDetail) -> Vec<(&'static str, Rejection
         KeyId::new("k1").unwrap(),
         SecretKey::from_bytes(SECRET),
     ));
-    let mrtr = Mrtr::builder(ring, &clock)
+    let mrtr = Codec::builder(ring, &clock)
         .audience(AUDIENCE)
         .error_detail(detail)
         .build()
@@ -494,7 +494,7 @@ fn a_stepped_back_clock_does_not_revive_a_spent_token<C: Cipher>() {
         KeyId::new("k1").unwrap(),
         SecretKey::from_bytes(SECRET),
     ));
-    let mrtr = Mrtr::builder(ring, &clock)
+    let mrtr = Codec::builder(ring, &clock)
         .audience(AUDIENCE)
         .ttl_ms(1_000)
         .replay_cache(&seen)

@@ -5,7 +5,7 @@
 use mrtr_core::cipher::Cipher;
 use mrtr_core::clock::ManualClock;
 use mrtr_core::replay::NoReplayCache;
-use mrtr_core::{Mrtr, Reason, Round, TokenBuf, token_len_for};
+use mrtr_core::{Codec, Reason, Round, TokenBuf, token_len_for};
 use mrtr_tests::b64;
 use mrtr_tests::fixture::*;
 use mrtr_tests::rng::SeqRng;
@@ -26,7 +26,7 @@ const UNSEAL: [Reason; 7] = [
     Reason::Tampered,
 ];
 
-type Engine<'c, C> = Mrtr<C, &'c ManualClock, NoReplayCache>;
+type Engine<'c, C> = Codec<C, &'c ManualClock, NoReplayCache>;
 
 fn setup<C: Cipher>(clock: &ManualClock) -> (Engine<'_, C>, String) {
     let mrtr = engine::<C, _>(clock);

@@ -10,7 +10,7 @@ use mrtr_core::cipher::Cipher;
 use mrtr_core::key::KeyRing;
 use mrtr_core::replay::{ReplayCache, SharedReplaySet};
 use mrtr_core::{
-    AcceptV1, DEFAULT_TTL_MS, ManualClock, Mrtr, Principal, Reason, Round, TokenBuf, TokenFormat,
+    AcceptV1, Codec, DEFAULT_TTL_MS, ManualClock, Principal, Reason, Round, TokenBuf, TokenFormat,
 };
 use mrtr_tests::b64;
 use mrtr_tests::fixture::*;
@@ -131,7 +131,7 @@ fn every_rejection_is_allocation_free<C: Cipher>() {
     let seen = SharedReplaySet::<2>::new();
     let mrtr = builder::<C, _>(&clock).replay_cache(&seen).build().unwrap();
     let capped = builder::<C, _>(&clock).max_rounds(1).build().unwrap();
-    let other_key = Mrtr::builder(KeyRing::<C, 4>::new(key("k2", 1)), &clock)
+    let other_key = Codec::builder(KeyRing::<C, 4>::new(key("k2", 1)), &clock)
         .audience(AUDIENCE)
         .build()
         .unwrap();
@@ -259,7 +259,7 @@ fn failed_pauses_do_not_allocate<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let mrtr = engine::<C, _>(&clock);
     let ring = KeyRing::<C, 4>::new(key("k1", 1)).with_seal_limit(0);
-    let exhausted = Mrtr::builder(ring, &clock)
+    let exhausted = Codec::builder(ring, &clock)
         .audience(AUDIENCE)
         .build()
         .unwrap();

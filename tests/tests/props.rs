@@ -5,7 +5,7 @@
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
 use mrtr_core::replay::NoReplayCache;
-use mrtr_core::{Binding, ManualClock, Mrtr, Principal, Round, TokenBuf};
+use mrtr_core::{Binding, Codec, ManualClock, Principal, Round, TokenBuf};
 use mrtr_tests::b64;
 use mrtr_tests::fixture::*;
 use mrtr_tests::rng::SeqRng;
@@ -65,8 +65,8 @@ impl Case {
         &self,
         ring: KeyRing<C, K>,
         clock: &'c ManualClock,
-    ) -> Mrtr<C, &'c ManualClock, NoReplayCache, K> {
-        choose_audience(Mrtr::builder(ring, clock), self.audience.as_deref())
+    ) -> Codec<C, &'c ManualClock, NoReplayCache, K> {
+        choose_audience(Codec::builder(ring, clock), self.audience.as_deref())
             .ttl_ms(self.ttl)
             .build()
             .unwrap()

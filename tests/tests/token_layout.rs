@@ -7,7 +7,7 @@
 
 use mrtr_core::cipher::Cipher;
 use mrtr_core::clock::ManualClock;
-use mrtr_core::{Mrtr, Reason};
+use mrtr_core::{Codec, Reason};
 use mrtr_tests::b64;
 use mrtr_tests::fixture::*;
 use mrtr_tests::rng::SeqRng;
@@ -16,7 +16,7 @@ use mrtr_tests::rng::SeqRng;
 const SMALLEST_STATE: usize = 73;
 const TAG: usize = 16;
 
-fn reason<C: Cipher>(mrtr: &Mrtr<C, &ManualClock>, bytes: &[u8]) -> Reason {
+fn reason<C: Cipher>(mrtr: &Codec<C, &ManualClock>, bytes: &[u8]) -> Reason {
     rejected(mrtr, &b64::encode(bytes), &call(), &ARGS)
 }
 

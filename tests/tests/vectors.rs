@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use mrtr_core::binding::Aad;
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
-use mrtr_core::{AcceptV1, Binding, ManualClock, Mrtr, Principal, Reason, Round, TokenFormat};
+use mrtr_core::{AcceptV1, Binding, Codec, ManualClock, Principal, Reason, Round, TokenFormat};
 use mrtr_tests::fixture::{Buf, bind, choose_audience, resume};
 use mrtr_tests::hex;
 use mrtr_tests::rng::{ReplayRng, SeqRng};
@@ -215,11 +215,11 @@ fn engine_for<'c, C: Cipher>(
     v: &Vector,
     format: TokenFormat,
     clock: &'c ManualClock,
-) -> Mrtr<C, &'c ManualClock, mrtr_core::replay::NoReplayCache, 1> {
+) -> Codec<C, &'c ManualClock, mrtr_core::replay::NoReplayCache, 1> {
     let key = SecretKey::from_slice(&v.bytes("key_hex", &v.key_hex)).expect("32-byte key");
     let kid = KeyId::new(&v.key_id).expect("valid key id");
     let ring = KeyRing::<C, 1>::new(Key::new(kid, key));
-    choose_audience(Mrtr::builder(ring, clock), v.audience.as_deref())
+    choose_audience(Codec::builder(ring, clock), v.audience.as_deref())
         .seal_format(format)
         .ttl_ms(v.ttl_ms)
         .build()
@@ -374,7 +374,7 @@ fn stored_tokens_resume_and_reject_other_bindings<C: Cipher>(
         let clock = ManualClock::new(v.now_ms);
         let mrtr = engine_for::<C>(v, TokenFormat::V2, &clock);
         let args: [u8; 32] = hex::decode(&v.args_digest_hex).unwrap().try_into().unwrap();
-        let reason = |m: &Mrtr<C, &ManualClock, _, 1>, b: &Binding<'_>| {
+        let reason = |m: &Codec<C, &ManualClock, _, 1>, b: &Binding<'_>| {
             resume(m, &v.token, b, &args)
                 .map(|_| ())
                 .map_err(|r| r.reason())
@@ -391,7 +391,7 @@ fn stored_tokens_resume_and_reject_other_bindings<C: Cipher>(
         let v1_off = {
             let key = SecretKey::from_slice(&hex::decode(&v.key_hex).unwrap()).unwrap();
             let ring = KeyRing::<C, 1>::new(Key::new(KeyId::new(&v.key_id).unwrap(), key));
-            Mrtr::builder(ring, &clock)
+            Codec::builder(ring, &clock)
                 .without_audience()
                 .ttl_ms(v.ttl_ms)
                 .accept_v1(AcceptV1::Never)

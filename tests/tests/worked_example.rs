@@ -6,7 +6,7 @@
 use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_core::binding::Aad;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
-use mrtr_core::{ManualClock, Mrtr, Principal, Round, TokenFormat};
+use mrtr_core::{Codec, ManualClock, Principal, Round, TokenFormat};
 use mrtr_tests::fixture::{Buf, bind, choose_audience, resume};
 use mrtr_tests::hex;
 use mrtr_tests::rng::ReplayRng;
@@ -44,7 +44,7 @@ fn reproduce(format: TokenFormat, audience: Option<&str>, aad_marker: &str, toke
         SecretKey::from_slice(&key).unwrap(),
     ));
     let clock = ManualClock::new(1_764_460_800_000);
-    let mrtr = choose_audience(Mrtr::builder(ring, &clock), audience)
+    let mrtr = choose_audience(Codec::builder(ring, &clock), audience)
         .seal_format(format)
         .ttl_ms(300_000)
         .build()

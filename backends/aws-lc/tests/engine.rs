@@ -3,7 +3,7 @@
 
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
-use mrtr_core::{Binding, ManualClock, Mrtr, Principal, Round, TokenBuf, token_len_for};
+use mrtr_core::{Binding, Codec, ManualClock, Principal, Round, TokenBuf, token_len_for};
 
 struct CountingRng(u8);
 
@@ -44,11 +44,11 @@ fn call() -> Binding<'static> {
 /// Seals with `A`, opens with `B` (same algorithm, same key).
 fn cross<A: Cipher, B: Cipher>() {
     let clock = ManualClock::new(1_000_000);
-    let sealer = Mrtr::builder(ring::<A>(), &clock)
+    let sealer = Codec::builder(ring::<A>(), &clock)
         .audience("svc")
         .build()
         .unwrap();
-    let opener = Mrtr::builder(ring::<B>(), &clock)
+    let opener = Codec::builder(ring::<B>(), &clock)
         .audience("svc")
         .build()
         .unwrap();
@@ -114,11 +114,11 @@ fn gcm_siv_round_trip_and_interop() {
 #[test]
 fn algorithms_do_not_cross() {
     let clock = ManualClock::new(1_000_000);
-    let aes = Mrtr::builder(ring::<mrtr_aws_lc::Aes256Gcm>(), &clock)
+    let aes = Codec::builder(ring::<mrtr_aws_lc::Aes256Gcm>(), &clock)
         .audience("svc")
         .build()
         .unwrap();
-    let chacha = Mrtr::builder(ring::<mrtr_aws_lc::ChaCha20Poly1305>(), &clock)
+    let chacha = Codec::builder(ring::<mrtr_aws_lc::ChaCha20Poly1305>(), &clock)
         .audience("svc")
         .build()
         .unwrap();

@@ -30,7 +30,7 @@ use mrtr_benches::e2e_server::{self, Options};
 use mrtr_rmcp::input::Declared;
 use mrtr_rmcp::mrtr_replay::AnyReplayCache;
 use mrtr_rmcp::mrtr_std::core::ErrorDetail;
-use mrtr_rmcp::mrtr_std::engine::{Backend, Limits, NonceSource, Rotating};
+use mrtr_rmcp::mrtr_std::engine::{Backend, EngineConfig, NonceSource, Rotating};
 use mrtr_rmcp::mrtr_std::keys::KeyConfig;
 use mrtr_rmcp::{HasMrtr, Mrtr, Parameters, PrecheckLayer};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -94,9 +94,9 @@ impl ServerHandler for Bare {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = Options::parse(std::env::args().skip(1))?;
-    let limits = Limits {
+    let limits = EngineConfig {
         nonce_source: NonceSource::Fast,
-        ..Limits::for_audience("mrtr-bare-server")
+        ..EngineConfig::for_audience("mrtr-bare-server")
     };
     let capacity = options.replay_capacity.unwrap_or(DEFAULT_REPLAY_CAPACITY);
     let engine = Rotating::new(

@@ -20,7 +20,7 @@ use mrtr_benches::paired::{Summary, pair};
 use mrtr_benches::peers::{self, Peer};
 use mrtr_benches::{ARGS, SIZES, binding, continuation, key_ring};
 use mrtr_core::cipher::Cipher;
-use mrtr_core::{Binding, Mrtr, Round, TokenBuf, token_len_for};
+use mrtr_core::{Binding, Codec, Round, TokenBuf, token_len_for};
 use mrtr_std::rng_fast::FastRng;
 use mrtr_std::{OsRng, SystemClock};
 use rand_core::TryCryptoRng;
@@ -34,7 +34,7 @@ struct Settings {
 
 /// One mrtr seal+unseal round trip (what criterion's `roundtrip` rows time).
 struct Trip<C: Cipher, G, const N: usize> {
-    mrtr: Mrtr<C, SystemClock>,
+    mrtr: Codec<C, SystemClock>,
     call: Binding<'static>,
     rng: G,
     cont: Vec<u8>,
@@ -44,7 +44,7 @@ struct Trip<C: Cipher, G, const N: usize> {
 
 impl<C: Cipher, G: TryCryptoRng, const N: usize> Trip<C, G, N> {
     fn new(rng: G, n: usize) -> Self {
-        let mrtr = Mrtr::builder(key_ring::<C>(), SystemClock)
+        let mrtr = Codec::builder(key_ring::<C>(), SystemClock)
             .without_audience()
             .build()
             .expect("config");

@@ -16,12 +16,6 @@ impl Branca {
     }
 }
 
-impl Default for Branca {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Peer for Branca {
     fn id(&self) -> &'static str {
         "branca"

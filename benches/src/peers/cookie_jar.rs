@@ -21,12 +21,6 @@ impl CookiePrivate {
     }
 }
 
-impl Default for CookiePrivate {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Peer for CookiePrivate {
     fn id(&self) -> &'static str {
         "cookie-private"

@@ -16,12 +16,6 @@ impl Fernet {
     }
 }
 
-impl Default for Fernet {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Peer for Fernet {
     fn id(&self) -> &'static str {
         "fernet"

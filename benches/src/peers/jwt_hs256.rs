@@ -33,12 +33,6 @@ impl JwtHs256 {
     }
 }
 
-impl Default for JwtHs256 {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Peer for JwtHs256 {
     fn id(&self) -> &'static str {
         "jwt-hs256"

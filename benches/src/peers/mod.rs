@@ -12,12 +12,12 @@ mod jwt_hs256;
 mod paseto_v4;
 mod rmcp_codec;
 
-pub use branca_token::Branca;
-pub use cookie_jar::CookiePrivate;
-pub use fernet_token::Fernet;
-pub use jwt_hs256::JwtHs256;
-pub use paseto_v4::PasetoV4Local;
-pub use rmcp_codec::RmcpCodec;
+use branca_token::Branca;
+use cookie_jar::CookiePrivate;
+use fernet_token::Fernet;
+use jwt_hs256::JwtHs256;
+use paseto_v4::PasetoV4Local;
+use rmcp_codec::RmcpCodec;
 
 /// A token library, seen through the one job mrtr does.
 pub trait Peer {

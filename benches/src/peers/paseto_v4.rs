@@ -28,12 +28,6 @@ impl PasetoV4Local {
     }
 }
 
-impl Default for PasetoV4Local {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Peer for PasetoV4Local {
     fn id(&self) -> &'static str {
         "paseto-v4-local"

@@ -22,12 +22,6 @@ impl RmcpCodec {
     }
 }
 
-impl Default for RmcpCodec {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Peer for RmcpCodec {
     fn id(&self) -> &'static str {
         "rmcp-hmac"

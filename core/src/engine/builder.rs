@@ -13,7 +13,7 @@ use crate::replay::{NoReplayCache, ReplayCache};
 use crate::token::TokenFormat;
 
 use super::rollout::{AcceptV1, V1Window};
-use super::{DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, Mrtr};
+use super::{Codec, DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS};
 
 /// The service identity v2 tokens are bound to: 1 to [`MAX_AUDIENCE_LEN`] bytes of UTF-8.
 #[derive(Clone, PartialEq, Eq)]
@@ -137,7 +137,7 @@ impl Settings {
     }
 }
 
-/// Builds an [`Mrtr`]; see [`Mrtr::builder`].
+/// Builds an [`Codec`]; see [`Codec::builder`].
 ///
 /// The audience must be chosen before [`Builder::build`]: [`Builder::audience`] binds every
 /// token to this service's identity, [`Builder::without_audience`] deliberately binds none.
@@ -145,12 +145,12 @@ impl Settings {
 ///
 /// ```compile_fail
 /// # use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
-/// # use mrtr_core::{ManualClock, Mrtr};
+/// # use mrtr_core::{ManualClock, Codec};
 /// # use mrtr_aes_gcm::Aes256Gcm;
 /// # let ring: KeyRing<Aes256Gcm, 1> =
 /// #     KeyRing::new(Key::new(KeyId::new("k1").unwrap(), SecretKey::from_bytes([7; 32])));
 /// let clock = ManualClock::new(1_000_000);
-/// let mrtr = Mrtr::builder(ring, &clock).build(); // error: the token audience is not chosen
+/// let mrtr = Codec::builder(ring, &clock).build(); // error: the token audience is not chosen
 /// ```
 #[must_use]
 pub struct Builder<C, Clk, R, const K: usize, const A: usize = MAX_AAD_LEN, Aud = AudiencePending> {
@@ -161,7 +161,7 @@ pub struct Builder<C, Clk, R, const K: usize, const A: usize = MAX_AAD_LEN, Aud 
     audience: Aud,
 }
 
-impl<C: Cipher, Clk: Clock, const K: usize> Mrtr<C, Clk, NoReplayCache, K> {
+impl<C: Cipher, Clk: Clock, const K: usize> Codec<C, Clk, NoReplayCache, K> {
     /// Starts a configuration with the defaults: 5-minute TTL, 10 rounds, no replay cache,
     /// uniform errors. The audience has no default: choose it with [`Builder::audience`] or
     /// [`Builder::without_audience`].
@@ -268,7 +268,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize, Aud>
         }
     }
 
-    /// Sizes the associated-data buffer that [`Mrtr::pause`] and [`Mrtr::resume`] keep on the
+    /// Sizes the associated-data buffer that [`Codec::pause`] and [`Codec::resume`] keep on the
     /// stack: `A2` bytes instead of the default [`MAX_AAD_LEN`] (1,882), typically
     /// [`AadLimits::capacity`](crate::limits::AadLimits::capacity) of the fields and audience
     /// the deployment serves. A binding whose [`Binding::aad_len`](crate::Binding::aad_len)
@@ -280,7 +280,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize, Aud>
     /// ```
     /// use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
     /// use mrtr_core::limits::AadLimits;
-    /// use mrtr_core::{ManualClock, Mrtr};
+    /// use mrtr_core::{ManualClock, Codec};
     /// use mrtr_aes_gcm::Aes256Gcm;
     ///
     /// const AAD: usize = AadLimits {
@@ -293,7 +293,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize, Aud>
     /// let ring: KeyRing<Aes256Gcm, 1> =
     ///     KeyRing::new(Key::new(KeyId::new("k1")?, SecretKey::from_bytes([7; 32])));
     /// let clock = ManualClock::new(1_000_000);
-    /// let mrtr = Mrtr::builder(ring, &clock)
+    /// let mrtr = Codec::builder(ring, &clock)
     ///     .audience("gw-0042")
     ///     .aad_capacity::<AAD>()
     ///     .build()?;
@@ -310,7 +310,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize, Aud>
         }
     }
 
-    /// The format [`Mrtr::pause`] seals. Default [`TokenFormat::V2`], the only format that
+    /// The format [`Codec::pause`] seals. Default [`TokenFormat::V2`], the only format that
     /// binds the audience.
     ///
     /// [`TokenFormat::V1`] is for the first step of a rolling upgrade only: while nodes of an
@@ -349,13 +349,13 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize, Aud>
     }
 
     /// Validates and freezes the configuration. Available once the audience is chosen.
-    pub fn build(self) -> Result<Mrtr<C, Clk, R, K, A>, ConfigError>
+    pub fn build(self) -> Result<Codec<C, Clk, R, K, A>, ConfigError>
     where
         Aud: ChosenAudience,
     {
         let audience = self.audience.choice().into_audience()?;
         let config = self.settings.resolve(self.clock.now_ms())?;
-        Ok(Mrtr {
+        Ok(Codec {
             keys: self.keys,
             clock: self.clock,
             replay: self.replay,

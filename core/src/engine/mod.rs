@@ -59,7 +59,7 @@ pub const DEFAULT_MAX_CLOCK_SKEW_MS: u64 = 60 * 1000;
 /// when its parts are).
 ///
 /// ```
-/// use mrtr_core::{Binding, ManualClock, Mrtr, Principal, Round, TokenBuf, token_len_for};
+/// use mrtr_core::{Binding, ManualClock, Codec, Principal, Round, TokenBuf, token_len_for};
 /// use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
 /// use mrtr_aes_gcm::Aes256Gcm;
 /// # struct DemoRng(u8); // real code: an OS or hardware CSPRNG
@@ -76,7 +76,7 @@ pub const DEFAULT_MAX_CLOCK_SKEW_MS: u64 = 60 * 1000;
 /// let clock = ManualClock::new(1_000_000);
 /// let ring: KeyRing<Aes256Gcm, 2> =
 ///     KeyRing::new(Key::new(KeyId::new("k1")?, SecretKey::from_bytes([7; 32])));
-/// let mrtr = Mrtr::builder(ring, &clock).audience("booking.example").build()?;
+/// let mrtr = Codec::builder(ring, &clock).audience("booking.example").build()?;
 ///
 /// let who = Principal::User { issuer: "https://idp", subject: "alice" };
 /// let call = Binding::new("tools/call", "2026-07-28", "book_table", who)?;
@@ -97,7 +97,7 @@ pub const DEFAULT_MAX_CLOCK_SKEW_MS: u64 = 60 * 1000;
 /// assert!(mrtr.resume(&token, &theirs, &args, &mut buf).is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct Mrtr<C, Clk, R = NoReplayCache, const K: usize = 4, const A: usize = MAX_AAD_LEN> {
+pub struct Codec<C, Clk, R = NoReplayCache, const K: usize = 4, const A: usize = MAX_AAD_LEN> {
     keys: KeyRing<C, K>,
     clock: Clk,
     replay: R,
@@ -105,7 +105,7 @@ pub struct Mrtr<C, Clk, R = NoReplayCache, const K: usize = 4, const A: usize = 
     audience: Option<Audience>,
 }
 
-impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr<C, Clk, R, K, A> {
+impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Codec<C, Clk, R, K, A> {
     /// Capacity of the associated-data buffer, in bytes (see [`Builder::aad_capacity`]).
     pub const fn aad_capacity(&self) -> usize {
         A
@@ -144,7 +144,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
         self.audience.as_ref().map(Audience::as_str)
     }
 
-    /// The format [`Mrtr::pause`] seals (see [`Builder::seal_format`]).
+    /// The format [`Codec::pause`] seals (see [`Builder::seal_format`]).
     pub fn seal_format(&self) -> TokenFormat {
         self.config.seal_format
     }
@@ -176,7 +176,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
     }
 
     /// The rejection for a replay-cache refusal (for callers running their own, e.g. async,
-    /// replay check after [`Mrtr::verify`]).
+    /// replay check after [`Codec::verify`]).
     pub fn replay_rejection(&self, err: ReplayError) -> Rejection {
         self.reject(match err {
             ReplayError::Replayed => Reason::Replayed,
@@ -311,7 +311,7 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
     ///
     /// For callers whose replay store is asynchronous: verify, then check-and-record
     /// [`Resumed::token_id`] until [`Resumed::expires_at_ms`] themselves, mapping a refusal
-    /// with [`Mrtr::replay_rejection`] (and wiping the buffer). On any rejection here the
+    /// with [`Codec::replay_rejection`] (and wiping the buffer). On any rejection here the
     /// buffer is wiped before returning.
     pub fn verify<'b, const N: usize>(
         &self,
@@ -454,10 +454,10 @@ impl<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize> Mrtr
 }
 
 impl<C, Clk, R: core::fmt::Debug, const K: usize, const A: usize> core::fmt::Debug
-    for Mrtr<C, Clk, R, K, A>
+    for Codec<C, Clk, R, K, A>
 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Mrtr")
+        f.debug_struct("Codec")
             .field("keys", &self.keys)
             .field("audience", &self.audience)
             .field("config", &self.config)

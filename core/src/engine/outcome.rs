@@ -132,7 +132,7 @@ impl<'b> Resumed<'b> {
         self.state.method()
     }
 
-    /// The handler's continuation bytes, as given to [`Mrtr::pause`](crate::Mrtr::pause).
+    /// The handler's continuation bytes, as given to [`Codec::pause`](crate::Codec::pause).
     #[inline]
     pub fn continuation(&self) -> &'b [u8] {
         self.state.continuation()

@@ -114,7 +114,7 @@ fn the_cipher_gets_the_canonical_associated_data_wherever_it_is_built() {
     let short = Binding::new("tools/call", "2026-07-28", "book_table", alice).unwrap();
     let wide = Binding::new("tools/call", "2026-07-28", &target, widest).unwrap();
     for audience in [None, Some("booking.example")] {
-        let builder = Mrtr::builder(ring(), &clock);
+        let builder = Codec::builder(ring(), &clock);
         let mrtr = match audience {
             Some(a) => builder.audience(a).build().unwrap(),
             None => builder.without_audience().build().unwrap(),
@@ -181,7 +181,7 @@ fn the_cipher_gets_the_canonical_associated_data_wherever_it_is_built() {
 #[test]
 fn a_pause_leaves_only_the_text_in_its_buffer() {
     let clock = ManualClock::new(1_000_000);
-    let mrtr = Mrtr::builder(ring(), &clock)
+    let mrtr = Codec::builder(ring(), &clock)
         .audience("booking.example")
         .build()
         .unwrap();

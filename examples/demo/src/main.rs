@@ -15,7 +15,7 @@ use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
 use mrtr_core::{
-    Binding, ManualClock, Mrtr, Principal, Reason, Round, SealError, TokenBuf, token_len_for,
+    Binding, Codec, ManualClock, Principal, Reason, Round, SealError, TokenBuf, token_len_for,
 };
 
 const CAP: usize = token_len_for(128);
@@ -46,11 +46,11 @@ fn run<C: Cipher>() -> Result<(), Box<dyn std::error::Error>> {
     let clock = ManualClock::new(1_764_460_800_000); // 2025-11-30T00:00:00Z
     let (ours, theirs) = fresh_key_pair("2026-11");
     let ring: KeyRing<C, 2> = KeyRing::new(ours);
-    let mrtr = Mrtr::builder(ring, &clock)
+    let mrtr = Codec::builder(ring, &clock)
         .audience("booking.example")
         .build()?;
     // Another service with the same key and a tool of the same name.
-    let billing = Mrtr::builder(KeyRing::<C, 2>::new(theirs), &clock)
+    let billing = Codec::builder(KeyRing::<C, 2>::new(theirs), &clock)
         .audience("billing.example")
         .build()?;
     let mut rng = SysRng;

@@ -5,7 +5,7 @@
 
 use mrtr_core::cipher::Cipher;
 use mrtr_core::replay::NoReplayCache;
-use mrtr_core::{DEFAULT_MAX_ROUNDS, Mrtr, Reason, Round, SealError};
+use mrtr_core::{Codec, DEFAULT_MAX_ROUNDS, Reason, Round, SealError};
 use rand_core::TryCryptoRng;
 
 use crate::clock::{CLOCK, Uptime, WallClock};
@@ -33,7 +33,7 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
 /// The call and every resume up to the cap; returns the round the next pause would be in.
 #[inline(never)]
 fn walk<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) -> Option<Round> {
-    let Ok(mrtr) = Mrtr::builder(keys::ring::<C>(), &CLOCK)
+    let Ok(mrtr) = Codec::builder(keys::ring::<C>(), &CLOCK)
         .aad_capacity::<AAD>()
         .audience(crate::GATEWAY_ID)
         .build()
@@ -110,8 +110,8 @@ fn at_the_cap<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng, round
     }
 }
 
-fn gateway<C: Cipher>() -> Option<Mrtr<C, &'static WallClock<Uptime>, NoReplayCache, 2, AAD>> {
-    Mrtr::builder(keys::ring::<C>(), &CLOCK)
+fn gateway<C: Cipher>() -> Option<Codec<C, &'static WallClock<Uptime>, NoReplayCache, 2, AAD>> {
+    Codec::builder(keys::ring::<C>(), &CLOCK)
         .aad_capacity::<AAD>()
         .audience(crate::GATEWAY_ID)
         .build()
@@ -142,7 +142,7 @@ fn sealed_by_higher_cap<C: Cipher>(
     rng: &mut impl TryCryptoRng,
     round: Round,
 ) -> Result<TokenText, SealError> {
-    let higher = Mrtr::builder(keys::ring::<C>(), &CLOCK)
+    let higher = Codec::builder(keys::ring::<C>(), &CLOCK)
         .aad_capacity::<AAD>()
         .max_rounds(DEFAULT_MAX_ROUNDS + 1)
         .audience(crate::GATEWAY_ID)

@@ -5,7 +5,7 @@
 
 use embedded_hal::delay::DelayNs;
 use mrtr_core::cipher::Cipher;
-use mrtr_core::{Clock, Mrtr, Reason, Round};
+use mrtr_core::{Clock, Codec, Reason, Round};
 use rand_core::TryCryptoRng;
 
 use crate::clock::CLOCK;
@@ -20,7 +20,7 @@ const TTL_MS: u32 = 25;
 /// `Expired`.
 pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng, delay: &mut impl DelayNs) {
     defmt::println!("-- expiry on the wall clock");
-    let Ok(mrtr) = Mrtr::builder(keys::ring::<C>(), &CLOCK)
+    let Ok(mrtr) = Codec::builder(keys::ring::<C>(), &CLOCK)
         .aad_capacity::<AAD>()
         .ttl_ms(u64::from(TTL_MS))
         .audience(crate::GATEWAY_ID)

@@ -6,7 +6,7 @@ use core::hint::black_box;
 
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
-use mrtr_core::{ManualClock, Mrtr, Round};
+use mrtr_core::{Codec, ManualClock, Round};
 use rand_core::{Infallible, TryCryptoRng, TryRng};
 
 use crate::{AAD, MAX_CONTINUATION, Token, call};
@@ -45,7 +45,7 @@ pub fn seal_and_open<C: Cipher>() -> bool {
     };
     let ring: KeyRing<C, 1> = KeyRing::new(Key::new(id, SecretKey::from_bytes(black_box([7; 32]))));
     let clock = ManualClock::new(black_box(1_795_996_800_000));
-    let Ok(mrtr) = Mrtr::builder(ring, &clock)
+    let Ok(mrtr) = Codec::builder(ring, &clock)
         .aad_capacity::<AAD>()
         .audience(crate::GATEWAY_ID)
         .build()

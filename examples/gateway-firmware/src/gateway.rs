@@ -4,7 +4,7 @@
 use mrtr_core::binding::Binding;
 use mrtr_core::cipher::Cipher;
 use mrtr_core::replay::ReplayCache;
-use mrtr_core::{ArgsDigest, Mrtr, Reason, Resumed, Round, SealError, Sealed, TokenBuf};
+use mrtr_core::{ArgsDigest, Codec, Reason, Resumed, Round, SealError, Sealed, TokenBuf};
 use rand_core::TryCryptoRng;
 
 use crate::clock::{Monotonic, WallClock};
@@ -21,7 +21,7 @@ pub enum GatewayError {
 }
 
 /// The gateway's engine: its clock is a [`WallClock`].
-pub type Engine<'c, C, M, R, const A: usize> = Mrtr<C, &'c WallClock<M>, R, 2, A>;
+pub type Engine<'c, C, M, R, const A: usize> = Codec<C, &'c WallClock<M>, R, 2, A>;
 
 /// Pauses a call, once the time is known.
 pub fn pause<'b, C, M, R, G, const A: usize, const N: usize>(

@@ -46,7 +46,8 @@ use mrtr_core::binding::{AadLimits, MAX_AAD_LEN};
 use mrtr_core::cipher::Cipher;
 use mrtr_core::replay::ReplayCache;
 use mrtr_core::{
-    ArgsDigest, Binding, Clock, Mrtr, Principal, Round, SealError, TokenBuf, TokenId, token_len_for,
+    ArgsDigest, Binding, Clock, Codec, Principal, Round, SealError, TokenBuf, TokenId,
+    token_len_for,
 };
 use rand_core::TryCryptoRng;
 
@@ -111,7 +112,7 @@ pub struct Issued {
 /// Seals a first-round token for `binding` and [`ARGS`].
 #[inline(never)]
 pub fn issue<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize>(
-    mrtr: &Mrtr<C, Clk, R, K, A>,
+    mrtr: &Codec<C, Clk, R, K, A>,
     binding: &Binding<'_>,
     continuation: &[u8],
     rng: &mut impl TryCryptoRng,
@@ -128,7 +129,7 @@ pub fn issue<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usi
 /// Resumes `token` and says what happened.
 #[inline(never)]
 pub fn open<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize>(
-    mrtr: &Mrtr<C, Clk, R, K, A>,
+    mrtr: &Codec<C, Clk, R, K, A>,
     token: &str,
     binding: &Binding<'_>,
     args: &ArgsDigest,
@@ -140,7 +141,7 @@ pub fn open<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usiz
 /// Whether `token` resumes to exactly `continuation`.
 #[inline(never)]
 pub fn opens_to<C: Cipher, Clk: Clock, R: ReplayCache, const K: usize, const A: usize>(
-    mrtr: &Mrtr<C, Clk, R, K, A>,
+    mrtr: &Codec<C, Clk, R, K, A>,
     token: &str,
     binding: &Binding<'_>,
     continuation: &[u8],

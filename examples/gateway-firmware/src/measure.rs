@@ -9,7 +9,7 @@
 use mrtr_core::binding::{Aad, MAX_AAD_LEN};
 use mrtr_core::cipher::Cipher;
 use mrtr_core::replay::{ReplayCache, SharedReplaySet};
-use mrtr_core::{Binding, Mrtr, Round};
+use mrtr_core::{Binding, Codec, Round};
 use rand_core::TryCryptoRng;
 
 use crate::arch::{self, Cost, Timer};
@@ -21,7 +21,7 @@ use crate::{AAD, ARGS, MAX_CONTINUATION, OWNER, TOKEN_CAP, TOOL, Token, call, ch
 /// A replay set for the measured resume, apart from the scenarios' one.
 static MEASURED_SEEN: SharedReplaySet<8> = SharedReplaySet::new();
 
-type Engine<C, R, const A: usize> = Mrtr<C, &'static WallClock<Uptime>, R, 2, A>;
+type Engine<C, R, const A: usize> = Codec<C, &'static WallClock<Uptime>, R, 2, A>;
 
 /// Measures and prints; checks only that each measured call did its job.
 pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng, timer: &mut Timer) {
@@ -60,7 +60,7 @@ fn pair<C: Cipher, const A: usize>(
     continuation: &[u8],
     which: &str,
 ) {
-    let Ok(engine) = Mrtr::builder(keys::ring::<C>(), &CLOCK)
+    let Ok(engine) = Codec::builder(keys::ring::<C>(), &CLOCK)
         .aad_capacity::<A>()
         .audience(crate::GATEWAY_ID)
         .build()
@@ -112,7 +112,7 @@ fn with_replay<C: Cipher>(
     binding: &Binding<'_>,
     continuation: &[u8],
 ) {
-    let Ok(spending) = Mrtr::builder(keys::ring::<C>(), &CLOCK)
+    let Ok(spending) = Codec::builder(keys::ring::<C>(), &CLOCK)
         .aad_capacity::<AAD>()
         .replay_cache(&MEASURED_SEEN)
         .audience(crate::GATEWAY_ID)

@@ -10,7 +10,7 @@ use core::num::NonZeroU32;
 
 use chacha20::ChaCha20Rng;
 use mrtr_core::cipher::Cipher;
-use mrtr_core::{Mrtr, Reason, Round, SealError};
+use mrtr_core::{Codec, Reason, Round, SealError};
 use rand_core::{SeedableRng, TryRng};
 
 use crate::clock::{EARLIEST_PLAUSIBLE_MS, Monotonic, Uptime, WallClock, parse_http_date};
@@ -70,7 +70,7 @@ fn clock<C: Cipher>(report: &mut Report) {
 /// A token for the gateway's call, sealed by a node that knows the time.
 #[inline(never)]
 fn reference_token<C: Cipher>() -> Option<TokenText> {
-    let reference = Mrtr::builder(keys::ring::<C>(), &crate::clock::CLOCK)
+    let reference = Codec::builder(keys::ring::<C>(), &crate::clock::CLOCK)
         .aad_capacity::<AAD>()
         .audience(crate::GATEWAY_ID)
         .build()
@@ -84,7 +84,7 @@ fn reference_token<C: Cipher>() -> Option<TokenText> {
 /// Whether a node that knows the time opens `token`.
 #[inline(never)]
 fn reference_opens<C: Cipher>(token: &TokenText) -> bool {
-    Mrtr::builder(keys::ring::<C>(), &crate::clock::CLOCK)
+    Codec::builder(keys::ring::<C>(), &crate::clock::CLOCK)
         .aad_capacity::<AAD>()
         .audience(crate::GATEWAY_ID)
         .build()
@@ -96,7 +96,7 @@ fn reference_opens<C: Cipher>(token: &TokenText) -> bool {
 /// Before the time is learned nothing is sealed or opened; after, everything works.
 #[inline(never)]
 fn learning<C: Cipher>(report: &mut Report, wall: &WallClock<Uptime>, valid: &TokenText) {
-    let Ok(engine) = Mrtr::builder(keys::ring::<C>(), wall)
+    let Ok(engine) = Codec::builder(keys::ring::<C>(), wall)
         .aad_capacity::<AAD>()
         .audience(crate::GATEWAY_ID)
         .build()
@@ -340,7 +340,7 @@ fn trng<C: Cipher>(report: &mut Report) {
     defmt::println!("   source: nRF51 RNG peripheral (nrf51-hal)");
     #[cfg(not(machine = "microbit"))]
     defmt::println!("   source: no TRNG peripheral on this QEMU machine: a non-random stand-in");
-    let Ok(engine) = Mrtr::builder(keys::ring::<C>(), &crate::clock::CLOCK)
+    let Ok(engine) = Codec::builder(keys::ring::<C>(), &crate::clock::CLOCK)
         .aad_capacity::<AAD>()
         .audience(crate::GATEWAY_ID)
         .build()

@@ -6,7 +6,7 @@
 
 use mrtr_core::cipher::Cipher;
 use mrtr_core::replay::NoReplayCache;
-use mrtr_core::{BindingError, Mrtr, Principal, Reason, SealError, TokenBuf};
+use mrtr_core::{BindingError, Codec, Principal, Reason, SealError, TokenBuf};
 use rand_core::TryCryptoRng;
 
 use crate::clock::{CLOCK, Uptime, WallClock};
@@ -17,10 +17,10 @@ use crate::{
     rejected_any,
 };
 
-type Engine<C> = Mrtr<C, &'static WallClock<Uptime>, NoReplayCache, 2, AAD>;
+type Engine<C> = Codec<C, &'static WallClock<Uptime>, NoReplayCache, 2, AAD>;
 
 fn engine<C: Cipher>(ring: keys::Ring<C>) -> Option<Engine<C>> {
-    Mrtr::builder(ring, &CLOCK)
+    Codec::builder(ring, &CLOCK)
         .aad_capacity::<AAD>()
         .audience(crate::GATEWAY_ID)
         .build()
@@ -237,7 +237,7 @@ fn foreign_capacity<C: Cipher>(
     gateway: &Engine<C>,
     long: &mrtr_core::Binding<'_>,
 ) {
-    let Ok(wide) = Mrtr::builder(keys::ring::<C>(), &CLOCK)
+    let Ok(wide) = Codec::builder(keys::ring::<C>(), &CLOCK)
         .audience(crate::GATEWAY_ID)
         .build()
     else {

@@ -12,7 +12,7 @@ use core::cell::Cell;
 use critical_section::Mutex;
 use mrtr_core::cipher::Cipher;
 use mrtr_core::replay::{ReplayCache, ReplayError, SharedReplaySet};
-use mrtr_core::{Clock, Mrtr, Reason, TokenId};
+use mrtr_core::{Clock, Codec, Reason, TokenId};
 use rand_core::TryCryptoRng;
 
 use crate::clock::{CLOCK, Uptime, WallClock};
@@ -55,13 +55,13 @@ fn second_link(id: TokenId, expires_at_ms: u64) -> Option<Result<(), ReplayError
     critical_section::with(|cs| OUTBOX.borrow(cs).take())
 }
 
-type Spending<C> = Mrtr<C, &'static WallClock<Uptime>, &'static SharedReplaySet<CAPACITY>, 2, AAD>;
+type Spending<C> = Codec<C, &'static WallClock<Uptime>, &'static SharedReplaySet<CAPACITY>, 2, AAD>;
 
 /// Runs the replay scenarios.
 pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
     defmt::println!("-- replay set shared with the second link's interrupt handler");
     multi_use::<C>(report, rng);
-    let Ok(spending) = Mrtr::builder(keys::ring::<C>(), &CLOCK)
+    let Ok(spending) = Codec::builder(keys::ring::<C>(), &CLOCK)
         .aad_capacity::<AAD>()
         .ttl_ms(TTL_MS)
         .replay_cache(&SEEN)
@@ -80,7 +80,7 @@ pub fn run<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
 /// Without a replay set a token opens again and again within its lifetime.
 #[inline(never)]
 fn multi_use<C: Cipher>(report: &mut Report, rng: &mut impl TryCryptoRng) {
-    let Ok(multi) = Mrtr::builder(keys::ring::<C>(), &CLOCK)
+    let Ok(multi) = Codec::builder(keys::ring::<C>(), &CLOCK)
         .aad_capacity::<AAD>()
         .ttl_ms(TTL_MS)
         .audience(crate::GATEWAY_ID)

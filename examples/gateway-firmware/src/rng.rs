@@ -76,5 +76,5 @@ impl TryRng for ReplayRng<'_> {
     }
 }
 
-// Only so `Mrtr::pause` accepts it for recorded vectors: the bytes are whatever was recorded.
+// Only so `Codec::pause` accepts it for recorded vectors: the bytes are whatever was recorded.
 impl TryCryptoRng for ReplayRng<'_> {}

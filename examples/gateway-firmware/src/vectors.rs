@@ -22,8 +22,8 @@ use mrtr_core::key::{Key, KeyId, KeyRing, MAX_KEY_ID_LEN, SecretKey};
 use mrtr_core::replay::NoReplayCache;
 use mrtr_core::token::{MAX_HEADER_LEN, TokenFormat};
 use mrtr_core::{
-    AcceptV1, ArgsDigest, Binding, DEFAULT_MAX_ROUNDS, ManualClock, Mrtr, Principal, Reason, Round,
-    TokenBuf, token_len_for,
+    AcceptV1, ArgsDigest, Binding, Codec, DEFAULT_MAX_ROUNDS, ManualClock, Principal, Reason,
+    Round, TokenBuf, token_len_for,
 };
 
 use crate::report::{Outcome, Report};
@@ -92,7 +92,7 @@ include!(concat!(env!("OUT_DIR"), "/vectors.rs"));
 type VectorBuf = TokenBuf<{ token_len_for(MAX_VECTOR_CONTINUATION) }>;
 
 /// An engine over one vector's key, at the default AAD capacity.
-type Engine<'c, C> = Mrtr<C, &'c ManualClock, NoReplayCache, 1>;
+type Engine<'c, C> = Codec<C, &'c ManualClock, NoReplayCache, 1>;
 
 /// Reproduces every vector of both formats with cipher `C`.
 pub fn check<C: Cipher>(report: &mut Report, golden: &Golden) {
@@ -150,7 +150,7 @@ fn engine<'c, C: Cipher>(v: &Vector, clock: &'c ManualClock, cfg: Config) -> Opt
     let rounds = u32::try_from(v.round)
         .unwrap_or(u32::MAX)
         .max(DEFAULT_MAX_ROUNDS);
-    let builder = Mrtr::builder(ring, clock);
+    let builder = Codec::builder(ring, clock);
     let builder = match cfg.audience {
         Some(a) => builder.audience(a),
         None => builder.without_audience(),

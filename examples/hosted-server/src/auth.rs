@@ -10,7 +10,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use axum::http::{self as http, HeaderValue, header};
-use mrtr_rmcp::{Caller, CallerLayer};
+use mrtr_rmcp::CallerLayer;
+use mrtr_std::caller::Caller;
 
 /// The demo map used when no token file is configured.
 pub const DEMO_TOKENS: &[(&str, &str, &str)] = &[

@@ -356,7 +356,7 @@ const fn duration_ms(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use mrtr_replay::AnyReplayCache;
-    use mrtr_std::engine::{EngineConfigError, Limits, Rotating};
+    use mrtr_std::engine::{EngineConfig, EngineConfigError, Rotating};
     use mrtr_std::keys::KeyConfig;
 
     use super::*;
@@ -465,9 +465,9 @@ mod tests {
     #[test]
     fn fast_with_another_cipher_is_refused_at_startup() {
         let config = parse(&["--cipher", "aes-256-gcm", "--nonce-source", "fast"]);
-        let limits = Limits {
+        let limits = EngineConfig {
             nonce_source: config.nonce_source(),
-            ..Limits::for_audience("t")
+            ..EngineConfig::for_audience("t")
         };
         let keys = KeyConfig::ephemeral().unwrap();
         let err = Rotating::new(config.cipher, keys, limits, AnyReplayCache::Off).unwrap_err();

@@ -22,7 +22,7 @@ use mrtr_rmcp::session::ResourceGrants;
 use mrtr_std::clock::StdMonotonicClock;
 use mrtr_subscriptions::{
     Authorization, AuthorizationContext, CheckKind, Grant, InvocationFeatures, LeaseConfig,
-    Principal, Registry, RegistryConfig, RegistryHandle, Selector,
+    Registry, RegistryConfig, RegistryHandle, Selector,
 };
 use rmcp::model::SubscriptionFilter;
 use rmcp::service::SubscriptionContext;
@@ -78,7 +78,7 @@ impl Subscriptions {
         let (policy_revoked, policy_checks) = (revoked.clone(), checks.clone());
         let lease = config.lease;
         let authorizer = move |ctx: &AuthorizationContext, features: &InvocationFeatures| {
-            let Some(subject) = ctx.principal().map(Principal::subject) else {
+            let Some(subject) = ctx.caller().subject() else {
                 return Ok(Authorization::Denied);
             };
             count(&policy_checks, subject, ctx.kind());
@@ -237,8 +237,10 @@ pub async fn serve(subs: &Subscriptions, sub: SubscriptionContext) -> Result<(),
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mrtr_rmcp::Caller;
-    use mrtr_subscriptions::{EndReason, ListenRefused, Listening, NotificationFilter, RequestId};
+    use mrtr_std::caller::Caller;
+    use mrtr_subscriptions::{
+        Admission, EndReason, ListenRefused, Listening, NotificationFilter, RequestId,
+    };
 
     async fn admit(
         subs: &Subscriptions,
@@ -247,7 +249,7 @@ mod tests {
     ) -> Result<Listening<StdMonotonicClock>, ListenRefused> {
         let f = NotificationFilter::default();
         subs.registry()
-            .listen(RequestId::Number(id), f, caller.admission())
+            .listen(RequestId::Number(id), f, Admission::of(caller.clone()))
             .await
     }
 

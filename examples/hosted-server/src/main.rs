@@ -25,7 +25,7 @@ use clap::Parser;
 use mrtr_replay::AnyReplayCache;
 use mrtr_rmcp::Mrtr;
 use mrtr_std::core::ErrorDetail;
-use mrtr_std::engine::{Limits, Rotating};
+use mrtr_std::engine::{EngineConfig, Rotating};
 use mrtr_std::health::Startup;
 use mrtr_std::keys::{KeyConfig, KeySource};
 use mrtr_std::metrics::Prometheus;
@@ -101,7 +101,7 @@ async fn build_app(
             AnyReplayCache::Redis(config.redis_replay_cache(url)?)
         }
     };
-    let limits = Limits {
+    let limits = EngineConfig {
         ttl_ms: config.ttl_ms,
         max_rounds: config.max_rounds,
         error_detail: if config.detailed_errors {

@@ -84,7 +84,7 @@ mod tests {
 
     use mrtr_replay::AnyReplayCache;
     use mrtr_replay::redis::RedisReplayCache;
-    use mrtr_std::engine::{Backend, Limits};
+    use mrtr_std::engine::{Backend, EngineConfig};
     use mrtr_std::keys::KeyConfig;
     use serde_json::json;
 
@@ -92,7 +92,13 @@ mod tests {
 
     fn engine(store: AnyReplayCache) -> Rotating {
         let keys = KeyConfig::ephemeral().unwrap();
-        Rotating::new(Backend::Aes256Gcm, keys, Limits::for_audience("t"), store).unwrap()
+        Rotating::new(
+            Backend::Aes256Gcm,
+            keys,
+            EngineConfig::for_audience("t"),
+            store,
+        )
+        .unwrap()
     }
 
     #[tokio::test]

@@ -95,7 +95,7 @@ impl<M> fmt::Debug for Sessions<M> {
 
 impl<M: SessionManager> Sessions<M> {
     /// Wraps `inner` and starts the task that closes retired sessions (it takes the registry's
-    /// retirement channel, [`RegistryHandle::session_retirements`]; stops when the manager is
+    /// retirement channel, [`RegistryHandle::session_retirements`](mrtr_subscriptions::RegistryHandle::session_retirements); stops when the manager is
     /// dropped).
     ///
     /// # Panics

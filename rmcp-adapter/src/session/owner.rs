@@ -16,7 +16,8 @@
 //! # use axum::Router;
 //! # use axum::body::Body;
 //! # use mrtr_rmcp::session::Sessions;
-//! # use mrtr_rmcp::{Caller, PrecheckLayer};
+//! # use mrtr_rmcp::PrecheckLayer;
+//! # use mrtr_rmcp::mrtr_std::caller::Caller;
 //! # use mrtr_std::core::ErrorDetail;
 //! # use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 //! # use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};

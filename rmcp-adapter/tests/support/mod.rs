@@ -6,9 +6,10 @@
 use std::sync::Arc;
 
 use mrtr_replay::AnyReplayCache;
-use mrtr_rmcp::{Caller, CallerLayer, Mrtr, PrecheckLayer, Stack, bearer_token};
+use mrtr_rmcp::{CallerLayer, Mrtr, PrecheckLayer, Stack, bearer_token};
+use mrtr_std::caller::Caller;
 use mrtr_std::core::ErrorDetail;
-use mrtr_std::engine::{Backend, Limits, Rotating};
+use mrtr_std::engine::{Backend, EngineConfig, Rotating};
 use mrtr_std::keys::KeyConfig;
 use rmcp::model::{ClientCapabilities, ClientConfig, ErrorData, Implementation, ProtocolVersion};
 use rmcp::service::{RoleClient, RunningService};
@@ -26,9 +27,9 @@ pub const KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 /// mrtr with AES-256-GCM, the in-process replay cache, and a round cap of `max_rounds`.
 pub fn mrtr(max_rounds: u32) -> Mrtr {
     let keys = KeyConfig::parse_env(&format!("current=k1; k1:{KEY}")).unwrap();
-    let limits = Limits {
+    let limits = EngineConfig {
         max_rounds,
-        ..Limits::for_audience("mrtr-rmcp-tests")
+        ..EngineConfig::for_audience("mrtr-rmcp-tests")
     };
     let engine = Rotating::new(
         Backend::Aes256Gcm,

@@ -15,343 +15,20 @@
 use std::convert::Infallible;
 use std::fmt;
 use std::marker::PhantomData;
-use std::str::FromStr;
 
 use mrtr_core::cipher::{Algorithm, Cipher};
 use mrtr_core::key::KeyId;
 use mrtr_core::replay::ReplayCache;
-use mrtr_core::{
-    AcceptV1, Clock, ConfigError, DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS,
-    ErrorDetail, Mrtr, Reason, Round,
-};
+use mrtr_core::{Clock, Codec, Reason, Round};
 use serde_json::Value;
 
+use super::backend::Backend;
+use super::config::{Audience, EngineConfig, EngineConfigError};
 use super::{Engine, NonceSource, PauseError, Step, Verified};
 use crate::clock::SystemClock;
 use crate::jsonrpc::{JsonRpcError, ResumeRequest};
-use crate::keys::{KeyConfig, KeyConfigError};
+use crate::keys::KeyConfig;
 use mrtr_replay::{AnyReplayCache, AsyncReplayCache};
-
-/// An AEAD implementation an [`AnyEngine`] can run: an algorithm and the crate that provides
-/// it. Only the backends whose cargo features are enabled exist (`aes-gcm` and
-/// `chacha20poly1305` by default; `aes-gcm-siv`, `aws-lc`).
-///
-/// Tokens depend on the algorithm only: a token sealed by one provider opens with any other
-/// provider of the same algorithm, so a fleet can change providers one node at a time.
-///
-/// ```
-/// # #[cfg(all(feature = "aes-gcm", feature = "chacha20poly1305"))]
-/// # fn main() -> Result<(), mrtr_std::engine::UnknownBackend> {
-/// use mrtr_std::Algorithm;
-/// use mrtr_std::engine::Backend;
-///
-/// let b: Backend = "chacha20-poly1305".parse()?;
-/// assert_eq!(b.algorithm(), Algorithm::ChaCha20Poly1305);
-/// assert_eq!(b.to_string(), "chacha20-poly1305");
-/// assert!(Backend::enabled().contains(&b));
-/// # Ok(()) }
-/// # #[cfg(not(all(feature = "aes-gcm", feature = "chacha20poly1305")))] fn main() {}
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Backend {
-    /// AES-256-GCM from RustCrypto (`mrtr-aes-gcm`, feature `aes-gcm`).
-    #[cfg(feature = "aes-gcm")]
-    Aes256Gcm,
-    /// ChaCha20-Poly1305 from RustCrypto (`mrtr-chacha20poly1305`, feature
-    /// `chacha20poly1305`).
-    #[cfg(feature = "chacha20poly1305")]
-    ChaCha20Poly1305,
-    /// XChaCha20-Poly1305 from RustCrypto (`mrtr-chacha20poly1305`, feature
-    /// `chacha20poly1305`).
-    #[cfg(feature = "chacha20poly1305")]
-    XChaCha20Poly1305,
-    /// AES-256-GCM-SIV from RustCrypto (`mrtr-aes-gcm-siv`, feature `aes-gcm-siv`).
-    #[cfg(feature = "aes-gcm-siv")]
-    Aes256GcmSiv,
-    /// AES-256-GCM from aws-lc-rs (`mrtr-aws-lc`, feature `aws-lc`).
-    #[cfg(feature = "aws-lc")]
-    AwsLcAes256Gcm,
-    /// ChaCha20-Poly1305 from aws-lc-rs (`mrtr-aws-lc`, feature `aws-lc`).
-    #[cfg(feature = "aws-lc")]
-    AwsLcChaCha20Poly1305,
-    /// AES-256-GCM-SIV from aws-lc-rs (`mrtr-aws-lc`, feature `aws-lc`).
-    #[cfg(feature = "aws-lc")]
-    AwsLcAes256GcmSiv,
-}
-
-impl Backend {
-    /// Every backend this build has, in a stable order.
-    pub fn enabled() -> &'static [Backend] {
-        &[
-            #[cfg(feature = "aes-gcm")]
-            Self::Aes256Gcm,
-            #[cfg(feature = "chacha20poly1305")]
-            Self::ChaCha20Poly1305,
-            #[cfg(feature = "chacha20poly1305")]
-            Self::XChaCha20Poly1305,
-            #[cfg(feature = "aes-gcm-siv")]
-            Self::Aes256GcmSiv,
-            #[cfg(feature = "aws-lc")]
-            Self::AwsLcAes256Gcm,
-            #[cfg(feature = "aws-lc")]
-            Self::AwsLcChaCha20Poly1305,
-            #[cfg(feature = "aws-lc")]
-            Self::AwsLcAes256GcmSiv,
-        ]
-    }
-
-    /// The algorithm (what the token header names).
-    pub fn algorithm(self) -> Algorithm {
-        match self {
-            #[cfg(feature = "aes-gcm")]
-            Self::Aes256Gcm => Algorithm::Aes256Gcm,
-            #[cfg(feature = "chacha20poly1305")]
-            Self::ChaCha20Poly1305 => Algorithm::ChaCha20Poly1305,
-            #[cfg(feature = "chacha20poly1305")]
-            Self::XChaCha20Poly1305 => Algorithm::XChaCha20Poly1305,
-            #[cfg(feature = "aes-gcm-siv")]
-            Self::Aes256GcmSiv => Algorithm::Aes256GcmSiv,
-            #[cfg(feature = "aws-lc")]
-            Self::AwsLcAes256Gcm => Algorithm::Aes256Gcm,
-            #[cfg(feature = "aws-lc")]
-            Self::AwsLcChaCha20Poly1305 => Algorithm::ChaCha20Poly1305,
-            #[cfg(feature = "aws-lc")]
-            Self::AwsLcAes256GcmSiv => Algorithm::Aes256GcmSiv,
-        }
-    }
-
-    /// A stable name for configuration: the algorithm in lowercase (`aes-256-gcm`,
-    /// `chacha20-poly1305`, `xchacha20-poly1305`, `aes-256-gcm-siv`), prefixed with `aws-lc-`
-    /// for the aws-lc-rs providers.
-    pub fn name(self) -> &'static str {
-        match self {
-            #[cfg(feature = "aes-gcm")]
-            Self::Aes256Gcm => "aes-256-gcm",
-            #[cfg(feature = "chacha20poly1305")]
-            Self::ChaCha20Poly1305 => "chacha20-poly1305",
-            #[cfg(feature = "chacha20poly1305")]
-            Self::XChaCha20Poly1305 => "xchacha20-poly1305",
-            #[cfg(feature = "aes-gcm-siv")]
-            Self::Aes256GcmSiv => "aes-256-gcm-siv",
-            #[cfg(feature = "aws-lc")]
-            Self::AwsLcAes256Gcm => "aws-lc-aes-256-gcm",
-            #[cfg(feature = "aws-lc")]
-            Self::AwsLcChaCha20Poly1305 => "aws-lc-chacha20-poly1305",
-            #[cfg(feature = "aws-lc")]
-            Self::AwsLcAes256GcmSiv => "aws-lc-aes-256-gcm-siv",
-        }
-    }
-}
-
-impl fmt::Display for Backend {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A backend name this build does not have (see [`Backend::enabled`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnknownBackend(String);
-
-impl fmt::Display for UnknownBackend {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unknown or disabled AEAD backend {:?}; this build has: ",
-            self.0
-        )?;
-        let names: Vec<&str> = Backend::enabled().iter().map(|b| b.name()).collect();
-        if names.is_empty() {
-            f.write_str("none (enable a backend feature of mrtr-std)")
-        } else {
-            f.write_str(&names.join(", "))
-        }
-    }
-}
-
-impl std::error::Error for UnknownBackend {}
-
-impl FromStr for Backend {
-    type Err = UnknownBackend;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Backend::enabled()
-            .iter()
-            .copied()
-            .find(|b| b.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| UnknownBackend(s.to_owned()))
-    }
-}
-
-/// The audience tokens are bound to: the operator-set identity of the service (token format
-/// v2). Services that share key material but not an audience refuse each other's tokens.
-///
-/// There is no silent default: an [`AnyEngine`] built with [`Audience::Unset`] is refused
-/// ([`EngineConfigError::AudienceUnset`]); leaving the audience out is the explicit
-/// [`Audience::None`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Audience {
-    /// Not chosen yet (the default of [`Limits`]): building an engine fails.
-    #[default]
-    Unset,
-    /// Deliberately none: tokens are bound to "no audience" (and never open for a service
-    /// that has one).
-    None,
-    /// This service's identity, 1 to 255 bytes (for example its server name).
-    Named(String),
-}
-
-/// Token lifetime, round cap, error detail, audience, the format-v2 lifetime bounds and the
-/// nonce source of an [`AnyEngine`]; the defaults are [`mrtr_core`]'s (5-minute TTL, 10 rounds,
-/// uniform errors, lifetime bounded by the TTL, 60 s of clock skew, v1 tokens accepted for one
-/// lifetime after start) and the OS generator, except the audience, which must be chosen.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Limits {
-    /// Token lifetime in ms; must be > 0.
-    pub ttl_ms: u64,
-    /// Handler invocations per resume chain (the call plus resumes); must be ≥ 1.
-    pub max_rounds: u32,
-    /// How much of a rejection's cause the client sees ([`ErrorDetail::Detailed`] is for
-    /// development only: it is an oracle).
-    pub error_detail: ErrorDetail,
-    /// The audience (must be chosen).
-    pub audience: Audience,
-    /// Longest `expires − issued` a token may claim, in ms (`None`: the TTL). Keep it at an
-    /// old, longer TTL for one old TTL after lowering the TTL.
-    pub max_lifetime_ms: Option<u64>,
-    /// How far in the future a token's issue time may be, in ms (clock skew between nodes).
-    pub max_clock_skew_ms: u64,
-    /// Whether format-v1 tokens (no audience) still open during a rollout.
-    pub accept_v1: AcceptV1,
-    /// Where each seal draws its token id and nonce ([`NonceSource::Os`] by default;
-    /// [`NonceSource::Fast`] only with AES-256-GCM-SIV, else the engine is refused).
-    pub nonce_source: NonceSource,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Self {
-            ttl_ms: DEFAULT_TTL_MS,
-            max_rounds: DEFAULT_MAX_ROUNDS,
-            error_detail: ErrorDetail::Uniform,
-            audience: Audience::Unset,
-            max_lifetime_ms: None,
-            max_clock_skew_ms: DEFAULT_MAX_CLOCK_SKEW_MS,
-            accept_v1: AcceptV1::ForStartupWindow,
-            nonce_source: NonceSource::Os,
-        }
-    }
-}
-
-impl Limits {
-    /// The defaults with `audience` (this service's identity).
-    pub fn for_audience(audience: impl Into<String>) -> Self {
-        Self {
-            audience: Audience::Named(audience.into()),
-            ..Self::default()
-        }
-    }
-}
-
-/// Why an [`AnyEngine`] cannot be built.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum EngineConfigError {
-    /// The key configuration does not fit the key ring (more keys than it holds).
-    Keys(KeyConfigError),
-    /// The limits are invalid (zero TTL or rounds, an empty or over-long audience, a
-    /// maximum lifetime below the TTL).
-    Config(ConfigError),
-    /// No audience was chosen ([`Audience::Unset`]).
-    AudienceUnset,
-    /// A reload gives a key id that is already in use other key material. A key id must never
-    /// be reused: tokens under the old material would stop opening, and the two keys would
-    /// share one seal count.
-    KeyIdReused(KeyId),
-    /// A reload gives key material this process already knows under another id (configured
-    /// now or removed earlier). The material would start a second seal count of 0 under the
-    /// new id, so its budget would no longer bound its seals: keep the old id.
-    KeyMaterialReused {
-        /// The new id the configuration gives it.
-        id: KeyId,
-        /// The id the process knows the material by.
-        known_as: KeyId,
-    },
-    /// The nonce source may not be used with the backend's algorithm: the fast userspace
-    /// generator ([`NonceSource::Fast`]) with anything but AES-256-GCM-SIV, where one repeated
-    /// nonce (after a VM snapshot restore) would let an attacker forge tokens.
-    NonceSourceUnsafe {
-        /// The source that was asked for.
-        nonce_source: NonceSource,
-        /// The algorithm it was asked for.
-        algorithm: Algorithm,
-    },
-}
-
-impl fmt::Display for EngineConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Keys(e) => fmt::Display::fmt(e, f),
-            Self::Config(e) => write!(f, "mrtr configuration: {e}"),
-            Self::AudienceUnset => f.write_str(
-                "mrtr configuration: no token audience chosen: set it to this service's \
-                 identity (Audience::Named), or to Audience::None deliberately",
-            ),
-            Self::KeyIdReused(id) => write!(
-                f,
-                "key id {:?} is configured with different key material than before; a key id \
-                 must never be reused: give the new key a new id",
-                id.as_str()
-            ),
-            Self::KeyMaterialReused { id, known_as } => write!(
-                f,
-                "key id {:?} is configured with the key material this process knows as key id \
-                 {:?}; the material would restart its seal budget from 0 under the new id: \
-                 keep the id {:?} or generate a new key",
-                id.as_str(),
-                known_as.as_str(),
-                known_as.as_str()
-            ),
-            Self::NonceSourceUnsafe {
-                nonce_source,
-                algorithm,
-            } => write!(
-                f,
-                "mrtr configuration: nonce source {nonce_source} is not allowed with {}: only \
-                 aes-256-gcm-siv tolerates a repeated nonce (the fast userspace generator \
-                 repeats after a VM snapshot restore); use nonce source os",
-                crate::obs::algorithm_label(*algorithm)
-            ),
-        }
-    }
-}
-
-impl std::error::Error for EngineConfigError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            // Displayed as the key error itself: its causes are this error's.
-            Self::Keys(e) => e.source(),
-            Self::Config(e) => Some(e),
-            Self::AudienceUnset => None,
-            Self::KeyIdReused(_) | Self::KeyMaterialReused { .. } => None,
-            Self::NonceSourceUnsafe { .. } => None,
-        }
-    }
-}
-
-impl From<KeyConfigError> for EngineConfigError {
-    fn from(e: KeyConfigError) -> Self {
-        Self::Keys(e)
-    }
-}
-
-impl From<ConfigError> for EngineConfigError {
-    fn from(e: ConfigError) -> Self {
-        Self::Config(e)
-    }
-}
 
 /// The engine of each backend this build has. Built once per process and never moved per
 /// request, so the sizes of the variants do not matter.
@@ -410,7 +87,7 @@ macro_rules! each_engine {
 /// # #[cfg(all(feature = "aes-gcm", feature = "chacha20poly1305"))]
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use mrtr_std::core::Principal;
-/// use mrtr_std::engine::{AnyEngine, Backend, Limits, Step};
+/// use mrtr_std::engine::{AnyEngine, Backend, EngineConfig, Step};
 /// use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
 /// use mrtr_std::keys::KeyConfig;
 /// use mrtr_replay::AnyReplayCache;
@@ -419,7 +96,7 @@ macro_rules! each_engine {
 /// let backend: Backend = "chacha20-poly1305".parse()?;
 /// let keys = KeyConfig::parse_env("current=k1; k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")?;
 /// let engine: AnyEngine =
-///     AnyEngine::new(backend, keys, Limits::for_audience("booking-server"), AnyReplayCache::memory(100_000))?;
+///     AnyEngine::new(backend, keys, EngineConfig::for_audience("booking-server"), AnyReplayCache::memory(100_000))?;
 /// assert_eq!(engine.backend(), backend);
 ///
 /// // Per request, as with `Engine`.
@@ -450,7 +127,7 @@ impl<R> AnyEngine<R, SystemClock> {
     pub fn new(
         backend: Backend,
         keys: KeyConfig,
-        limits: Limits,
+        limits: EngineConfig,
         replay: R,
     ) -> Result<Self, EngineConfigError> {
         Self::with_clock(backend, keys, limits, replay, SystemClock)
@@ -462,7 +139,7 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
     pub fn with_clock(
         backend: Backend,
         keys: KeyConfig,
-        limits: Limits,
+        limits: EngineConfig,
         replay: R,
         clock: Clk,
     ) -> Result<Self, EngineConfigError> {
@@ -474,19 +151,19 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
     pub fn with_clock_counting(
         backend: Backend,
         keys: KeyConfig,
-        limits: Limits,
+        limits: EngineConfig,
         replay: R,
         clock: Clk,
         used: impl Fn(&KeyId) -> u32,
     ) -> Result<Self, EngineConfigError> {
         fn build<C: Cipher, R, Clk: Clock>(
             keys: KeyConfig,
-            limits: Limits,
+            limits: EngineConfig,
             clock: Clk,
             replay: R,
             used: &dyn Fn(&KeyId) -> u32,
         ) -> Result<Engine<C, R, Clk>, EngineConfigError> {
-            let builder = Mrtr::builder(keys.into_ring_counting::<C, 4>(used)?, clock);
+            let builder = Codec::builder(keys.into_ring_counting::<C, 4>(used)?, clock);
             let builder = match &limits.audience {
                 Audience::Unset => return Err(EngineConfigError::AudienceUnset),
                 Audience::None => builder.without_audience(),
@@ -582,10 +259,10 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
     }
 
     /// The limits in use.
-    pub fn limits(&self) -> Limits {
+    pub fn limits(&self) -> EngineConfig {
         each_engine!(&self.inner, e => {
             let m = e.mrtr();
-            Limits {
+            EngineConfig {
                 ttl_ms: m.ttl_ms(),
                 max_rounds: m.max_rounds(),
                 error_detail: m.error_detail(),

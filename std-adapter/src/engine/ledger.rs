@@ -14,7 +14,7 @@
 
 use mrtr_core::key::KeyId;
 
-use super::any::EngineConfigError;
+use super::config::EngineConfigError;
 
 /// One key the process has configured at some point.
 struct Seen {

@@ -1,4 +1,4 @@
-//! The resume/pause engine for JSON-RPC handlers: a configured [`Mrtr`], the OS random
+//! The resume/pause engine for JSON-RPC handlers: a configured [`Codec`], the OS random
 //! generator and a replay cache, behind a JSON-shaped API.
 //!
 //! A handler calls [`Engine::resume`] (or [`Engine::resume_async`] on tokio with a network
@@ -34,7 +34,7 @@ use std::fmt;
 use mrtr_core::cipher::Cipher;
 use mrtr_core::replay::{NoReplayCache, ReplayCache, ReplayError};
 use mrtr_core::token::{TokenBuf, token_len_for};
-use mrtr_core::{Clock, Mrtr, Reason, Round, SealError};
+use mrtr_core::{Clock, Codec, Reason, Round, SealError};
 use serde_json::Value;
 
 use crate::clock::SystemClock;
@@ -44,14 +44,18 @@ use crate::rng_fast::FastRng;
 use mrtr_replay::AsyncReplayCache;
 
 mod any;
+mod backend;
+mod config;
 mod ledger;
 mod nonce;
 mod rotating;
 mod step;
 
-pub use any::{AnyEngine, Audience, Backend, EngineConfigError, Limits, UnknownBackend};
+pub use any::AnyEngine;
+pub use backend::{Backend, UnknownBackend};
+pub use config::{Audience, EngineConfig, EngineConfigError};
 pub use nonce::{NonceSource, UnknownNonceSource};
-pub use rotating::{Generation, ReloadWarning, Reloaded, Rotating, Shared};
+pub use rotating::{Generation, ReloadWarning, Reloaded, Rotating, SharedStore};
 pub use step::{PauseError, Resumption, Step, Verified};
 use step::{Record, WipedBytes, WipedText};
 
@@ -88,15 +92,15 @@ macro_rules! with_token_buf {
     }};
 }
 
-/// A configured [`Mrtr`] plus a replay cache `R` and its [`NonceSource`] (the OS random
+/// A configured [`Codec`] plus a replay cache `R` and its [`NonceSource`] (the OS random
 /// generator unless [`Engine::with_nonce_source`] chose otherwise).
 ///
 /// `R` is a synchronous [`ReplayCache`] for [`Engine::resume`] (e.g.
 /// [`MemoryReplayCache`](mrtr_replay::MemoryReplayCache)), an [`AsyncReplayCache`] for
 /// [`Engine::resume_async`] (e.g. the Redis cache), or [`NoReplayCache`]: tokens are then
-/// multi-use within their TTL. The `Mrtr` keeps its own TTL, round cap and error detail.
+/// multi-use within their TTL. The `Codec` keeps its own TTL, round cap and error detail.
 pub struct Engine<C, R = NoReplayCache, Clk = SystemClock, const K: usize = 4> {
-    mrtr: Mrtr<C, Clk, NoReplayCache, K>,
+    mrtr: Codec<C, Clk, NoReplayCache, K>,
     replay: R,
     /// The `backend` label of the seal metrics.
     backend: &'static str,
@@ -106,8 +110,8 @@ pub struct Engine<C, R = NoReplayCache, Clk = SystemClock, const K: usize = 4> {
 }
 
 impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
-    /// Wraps a configured `Mrtr` (built without a replay cache) and the replay cache to use.
-    pub fn new(mrtr: Mrtr<C, Clk, NoReplayCache, K>, replay: R) -> Self {
+    /// Wraps a configured `Codec` (built without a replay cache) and the replay cache to use.
+    pub fn new(mrtr: Codec<C, Clk, NoReplayCache, K>, replay: R) -> Self {
         let backend = crate::obs::algorithm_label(C::ALGORITHM);
         let metrics = crate::obs::EngineMetrics::new(backend, mrtr.keys().current().id().as_str());
         let engine = Self {
@@ -130,13 +134,13 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// ```
     /// # #[cfg(feature = "aes-gcm")]
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// use mrtr_std::core::Mrtr;
+    /// use mrtr_std::core::Codec;
     /// use mrtr_std::engine::{Engine, EngineConfigError, NonceSource};
     /// use mrtr_std::keys::KeyConfig;
     /// use mrtr_std::{Aes256Gcm, SystemClock};
     ///
     /// let keys = KeyConfig::ephemeral()?;
-    /// let mrtr = Mrtr::builder(keys.into_ring::<Aes256Gcm, 4>()?, SystemClock)
+    /// let mrtr = Codec::builder(keys.into_ring::<Aes256Gcm, 4>()?, SystemClock)
     ///     .audience("booking-server")
     ///     .build()?;
     /// let refused = Engine::new(mrtr, ()).with_nonce_source(NonceSource::Fast).unwrap_err();
@@ -188,7 +192,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     }
 
     /// The token engine.
-    pub fn mrtr(&self) -> &Mrtr<C, Clk, NoReplayCache, K> {
+    pub fn mrtr(&self) -> &Codec<C, Clk, NoReplayCache, K> {
         &self.mrtr
     }
 
@@ -313,13 +317,13 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// ```
     /// # #[cfg(all(feature = "aes-gcm", feature = "chacha20poly1305"))]
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// use mrtr_std::core::{Mrtr, Reason};
+    /// use mrtr_std::core::{Codec, Reason};
     /// use mrtr_std::engine::Engine;
     /// use mrtr_std::keys::KeyConfig;
     /// use mrtr_std::{Aes256Gcm, SystemClock};
     ///
     /// let keys = KeyConfig::ephemeral()?;
-    /// let mrtr = Mrtr::builder(keys.into_ring::<Aes256Gcm, 4>()?, SystemClock)
+    /// let mrtr = Codec::builder(keys.into_ring::<Aes256Gcm, 4>()?, SystemClock)
     ///     .audience("booking-server")
     ///     .build()?;
     /// let engine = Engine::new(mrtr, ());
@@ -430,7 +434,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
 }
 
 impl<C: Cipher, R: ReplayCache, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
-    /// Checks the request's `requestState`: every resume check of [`Mrtr::resume`], the
+    /// Checks the request's `requestState`: every resume check of [`Codec::resume`], the
     /// replay cache last ([`Engine::verify`] then [`Engine::commit`]).
     pub fn resume(&self, req: &ResumeRequest<'_>) -> Result<Step, JsonRpcError> {
         self.commit(self.verify(req)?)

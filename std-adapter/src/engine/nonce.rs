@@ -6,8 +6,8 @@ use std::str::FromStr;
 
 use mrtr_core::cipher::Algorithm;
 
-/// Where an engine draws each token's id and nonce (one draw per seal). Part of [`Limits`]
-/// (`Limits::nonce_source`); [`NonceSource::Os`] by default.
+/// Where an engine draws each token's id and nonce (one draw per seal). Part of [`EngineConfig`]
+/// (`EngineConfig::nonce_source`); [`NonceSource::Os`] by default.
 ///
 /// * [`NonceSource::Os`]: [`OsRng`](crate::OsRng), one `getrandom` system call per seal. Safe
 ///   with every algorithm, after `fork` and after a VM snapshot restore.
@@ -20,7 +20,7 @@ use mrtr_core::cipher::Algorithm;
 ///
 /// `SECURITY.md`, "Nonces and randomness", has the reasoning.
 ///
-/// [`Limits`]: super::Limits
+/// [`EngineConfig`]: super::EngineConfig
 ///
 /// ```
 /// use mrtr_std::Algorithm;

@@ -33,41 +33,43 @@ use mrtr_core::key::KeyId;
 use mrtr_core::replay::{ReplayCache, ReplayError};
 use mrtr_core::{Clock, TokenId};
 
-use super::any::{AnyEngine, Backend, EngineConfigError, Limits};
+use super::any::AnyEngine;
+use super::backend::Backend;
+use super::config::{EngineConfig, EngineConfigError};
 use super::ledger::Ledger;
 use crate::clock::SystemClock;
 use crate::keys::KeyConfig;
 use mrtr_replay::{AnyReplayCache, AsyncReplayCache};
 
 /// A replay store shared by every generation of a [`Rotating`] engine.
-pub struct Shared<R>(Arc<R>);
+pub struct SharedStore<R>(Arc<R>);
 
-impl<R> Shared<R> {
+impl<R> SharedStore<R> {
     /// The store.
     pub fn get(&self) -> &R {
         &self.0
     }
 }
 
-impl<R> Clone for Shared<R> {
+impl<R> Clone for SharedStore<R> {
     fn clone(&self) -> Self {
         Self(self.0.clone())
     }
 }
 
-impl<R: fmt::Debug> fmt::Debug for Shared<R> {
+impl<R: fmt::Debug> fmt::Debug for SharedStore<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&*self.0, f)
     }
 }
 
-impl<R: ReplayCache> ReplayCache for Shared<R> {
+impl<R: ReplayCache> ReplayCache for SharedStore<R> {
     fn check_and_record(&self, id: &TokenId, exp: u64, now: u64) -> Result<(), ReplayError> {
         self.0.check_and_record(id, exp, now)
     }
 }
 
-impl<R: AsyncReplayCache> AsyncReplayCache for Shared<R> {
+impl<R: AsyncReplayCache> AsyncReplayCache for SharedStore<R> {
     fn check_and_record(
         &self,
         id: &TokenId,
@@ -154,7 +156,7 @@ impl fmt::Display for ReloadWarning {
 }
 
 /// One engine generation, as a request uses it.
-pub type Generation<R, Clk> = AnyEngine<Shared<R>, Clk>;
+pub type Generation<R, Clk> = AnyEngine<SharedStore<R>, Clk>;
 
 /// An [`AnyEngine`] whose keys can be reloaded while it serves.
 ///
@@ -167,14 +169,14 @@ pub type Generation<R, Clk> = AnyEngine<Shared<R>, Clk>;
 /// ```
 /// # #[cfg(all(feature = "aes-gcm", feature = "chacha20poly1305"))]
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use mrtr_std::engine::{Backend, Limits, Rotating};
+/// use mrtr_std::engine::{Backend, EngineConfig, Rotating};
 /// use mrtr_std::keys::KeyConfig;
 /// use mrtr_replay::AnyReplayCache;
 ///
 /// const K1: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 /// const K2: &str = "HyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4=";
 /// let keys = KeyConfig::parse_env(&format!("current=k1; k1:{K1}"))?;
-/// let engine = Rotating::new(Backend::Aes256Gcm, keys, Limits::for_audience("booking-server"), AnyReplayCache::memory(1_000))?;
+/// let engine = Rotating::new(Backend::Aes256Gcm, keys, EngineConfig::for_audience("booking-server"), AnyReplayCache::memory(1_000))?;
 ///
 /// // Phase 1 of a rotation: k2 everywhere, open-only. Phase 2: k2 seals.
 /// let phase1 = KeyConfig::parse_env(&format!("current=k1; k1:{K1}; k2:{K2}"))?;
@@ -187,9 +189,9 @@ pub type Generation<R, Clk> = AnyEngine<Shared<R>, Clk>;
 /// ```
 pub struct Rotating<R = AnyReplayCache, Clk = SystemClock> {
     backend: Backend,
-    limits: Limits,
+    limits: EngineConfig,
     clock: Clk,
-    replay: Shared<R>,
+    replay: SharedStore<R>,
     current: RwLock<Arc<Generation<R, Clk>>>,
     /// Held for the whole of a reload: one at a time.
     ledger: Mutex<Ledger>,
@@ -201,7 +203,7 @@ impl<R> Rotating<R, SystemClock> {
     pub fn new(
         backend: Backend,
         keys: KeyConfig,
-        limits: Limits,
+        limits: EngineConfig,
         replay: R,
     ) -> Result<Self, EngineConfigError> {
         Self::with_clock(backend, keys, limits, replay, SystemClock)
@@ -213,7 +215,7 @@ impl<R, Clk: Clock + Clone> Rotating<R, Clk> {
     pub fn with_clock(
         backend: Backend,
         keys: KeyConfig,
-        limits: Limits,
+        limits: EngineConfig,
         replay: R,
         clock: Clk,
     ) -> Result<Self, EngineConfigError> {
@@ -225,12 +227,12 @@ impl<R, Clk: Clock + Clone> Rotating<R, Clk> {
     pub fn with_clock_counting(
         backend: Backend,
         keys: KeyConfig,
-        limits: Limits,
+        limits: EngineConfig,
         replay: R,
         clock: Clk,
         used: impl Fn(&KeyId) -> u32,
     ) -> Result<Self, EngineConfigError> {
-        let replay = Shared(Arc::new(replay));
+        let replay = SharedStore(Arc::new(replay));
         let fingerprints = keys.fingerprints();
         let first = AnyEngine::with_clock_counting(
             backend,
@@ -243,7 +245,7 @@ impl<R, Clk: Clock + Clone> Rotating<R, Clk> {
         // The v1 window is resolved once, here: a startup window becomes the instant the
         // first generation computed, and every later generation keeps it (a reload must not
         // reopen a window that has closed).
-        let limits = Limits {
+        let limits = EngineConfig {
             accept_v1: first.limits().accept_v1,
             ..limits
         };
@@ -259,7 +261,7 @@ impl<R, Clk: Clock + Clone> Rotating<R, Clk> {
 
     /// The limits every generation uses (as configured; [`AnyEngine::limits`] reports them as
     /// applied).
-    pub fn limits(&self) -> &Limits {
+    pub fn limits(&self) -> &EngineConfig {
         &self.limits
     }
 

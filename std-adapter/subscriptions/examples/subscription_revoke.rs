@@ -18,11 +18,12 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use mrtr_std::caller::Caller;
 use mrtr_std::clock::StdMonotonicClock;
 use mrtr_subscriptions::{
     Admission, Authorization, AuthorizationContext, Counters, EndReason, Grant, InvocationFeatures,
-    ListenRefused, NotificationFilter, Principal, Registry, RegistryConfig, RegistryHandle,
-    RequestId, Selector, SubscriptionKey,
+    ListenRefused, NotificationFilter, Registry, RegistryConfig, RegistryHandle, RequestId,
+    Selector, SubscriptionKey,
 };
 use tokio::sync::{Semaphore, mpsc};
 
@@ -163,7 +164,7 @@ fn policy(
 + 'static {
     move |ctx: &AuthorizationContext, _: &InvocationFeatures| {
         std::thread::sleep(Duration::from_millis(ms));
-        let Some(subject) = ctx.principal().map(Principal::subject) else {
+        let Some(subject) = ctx.caller().subject() else {
             return Ok(Authorization::Denied);
         };
         if revoked.lock().unwrap().contains(subject) {
@@ -195,7 +196,7 @@ async fn admit_all(
         let (handle, ended, admitted_tx) = (handle.clone(), ended.clone(), admitted_tx.clone());
         tokio::spawn(async move {
             let subject = i % subjects;
-            let who = Admission::of(Principal::new("https://idp.example", subject_name(subject)));
+            let who = Admission::of(Caller::user("https://idp.example", subject_name(subject)));
             let filter = NotificationFilter {
                 resource_subscriptions: vec![format!("mrtr://reports/{subject}")],
                 ..Default::default()

@@ -1,62 +1,15 @@
-//! What the server knew when it admitted a subscription: the authenticated principal (typed,
-//! indexed for targeted reconciliation) and any opaque application evidence.
+//! What the server knew when it admitted a subscription: the authenticated caller (mrtr-std's
+//! [`Caller`], indexed for targeted reconciliation) and any opaque application evidence.
 
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+use mrtr_std::caller::Caller;
+
 /// An opaque application value: initial admission evidence or an application context carried
 /// from one grant to the next. Never printed.
 pub type AppValue = Arc<dyn Any + Send + Sync>;
-
-/// The authenticated principal a subscription acts for: token issuer and subject.
-///
-/// The registry indexes subscriptions by it, so that revoking one subject re-checks only that
-/// subject's subscriptions ([`Selector::Subject`](super::Selector::Subject),
-/// [`Selector::Principal`](super::Selector::Principal)). Issuer and subject are identifiers,
-/// not secrets: `Debug` shows them.
-///
-/// ```
-/// use mrtr_subscriptions::Principal;
-///
-/// let p = Principal::new("https://idp.example", "alice");
-/// assert_eq!((p.issuer(), p.subject()), ("https://idp.example", "alice"));
-/// ```
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct Principal {
-    issuer: Arc<str>,
-    subject: Arc<str>,
-}
-
-impl Principal {
-    /// The principal `subject` as asserted by `issuer`.
-    pub fn new(issuer: impl Into<Arc<str>>, subject: impl Into<Arc<str>>) -> Self {
-        Self {
-            issuer: issuer.into(),
-            subject: subject.into(),
-        }
-    }
-
-    /// Who vouched for the subject (e.g. the token issuer).
-    pub fn issuer(&self) -> &str {
-        &self.issuer
-    }
-
-    /// The subject.
-    pub fn subject(&self) -> &str {
-        &self.subject
-    }
-
-    pub(super) fn subject_arc(&self) -> &Arc<str> {
-        &self.subject
-    }
-}
-
-impl fmt::Debug for Principal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.subject, self.issuer)
-    }
-}
 
 /// The admission evidence a server passes when it creates a subscription
 /// ([`Registry::listen`](super::Registry::listen),
@@ -65,32 +18,36 @@ impl fmt::Debug for Principal {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use mrtr_subscriptions::{Admission, Principal};
+/// use mrtr_std::caller::Caller;
+/// use mrtr_subscriptions::Admission;
 ///
 /// let anonymous = Admission::anonymous();
-/// assert!(anonymous.principal().is_none());
+/// assert!(anonymous.caller().is_anonymous());
 ///
-/// let alice = Admission::of(Principal::new("https://idp.example", "alice"))
+/// let alice = Admission::of(Caller::user("https://idp.example", "alice"))
 ///     .with_evidence(Arc::new("scopes: notifications"));
-/// assert_eq!(alice.principal().map(Principal::subject), Some("alice"));
+/// assert_eq!(alice.caller().subject(), Some("alice"));
 /// assert!(alice.evidence().is_some());
 /// ```
 #[derive(Clone, Default)]
 pub struct Admission {
-    principal: Option<Principal>,
+    caller: Caller,
     evidence: Option<AppValue>,
 }
 
 impl Admission {
-    /// No authenticated principal and no evidence.
+    /// No authenticated caller and no evidence.
     pub fn anonymous() -> Self {
         Self::default()
     }
 
-    /// Admitted for `principal`.
-    pub fn of(principal: Principal) -> Self {
+    /// Admitted for `caller`. The registry indexes subscriptions by an authenticated caller,
+    /// so that revoking one subject re-checks only that subject's subscriptions
+    /// ([`Selector::Subject`](super::Selector::Subject),
+    /// [`Selector::Caller`](super::Selector::Caller)).
+    pub fn of(caller: Caller) -> Self {
         Self {
-            principal: Some(principal),
+            caller,
             evidence: None,
         }
     }
@@ -102,9 +59,9 @@ impl Admission {
         self
     }
 
-    /// The authenticated principal, if any.
-    pub fn principal(&self) -> Option<&Principal> {
-        self.principal.as_ref()
+    /// The caller ([`Caller::Anonymous`] if nobody authenticated).
+    pub fn caller(&self) -> &Caller {
+        &self.caller
     }
 
     /// The application evidence, if any.
@@ -112,15 +69,15 @@ impl Admission {
         self.evidence.as_ref()
     }
 
-    pub(super) fn into_parts(self) -> (Option<Principal>, Option<AppValue>) {
-        (self.principal, self.evidence)
+    pub(super) fn into_parts(self) -> (Caller, Option<AppValue>) {
+        (self.caller, self.evidence)
     }
 }
 
 impl fmt::Debug for Admission {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Admission")
-            .field("principal", &self.principal)
+            .field("caller", &self.caller)
             .field("has_evidence", &self.evidence.is_some())
             .finish()
     }

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use mrtr_core::lease::CheckKind;
 
-use super::admission::{AppValue, Principal};
+use mrtr_std::caller::Caller;
+
+use super::admission::AppValue;
 use super::target::{NotificationFilter, Target};
 
 /// The error an authorizer returns when it cannot decide. The check fails closed; the error's
@@ -28,7 +30,7 @@ pub type AuthorizeError = Box<dyn std::error::Error + Send + Sync>;
 ///     InvocationFeatures};
 ///
 /// let authorizer = |ctx: &AuthorizationContext, _: &InvocationFeatures| {
-///     if ctx.principal().is_some_and(|p| p.subject() == "alice") {
+///     if ctx.caller().subject() == Some("alice") {
 ///         Ok(Authorization::Allowed(Grant::for_duration(ctx, Duration::from_secs(60))))
 ///     } else {
 ///         Ok(Authorization::Denied)
@@ -155,7 +157,7 @@ impl fmt::Debug for Grant {
 pub struct AuthorizationContext {
     pub(crate) kind: CheckKind,
     pub(crate) target: Target,
-    pub(crate) principal: Option<Principal>,
+    pub(crate) caller: Caller,
     pub(crate) evidence: Option<AppValue>,
     pub(crate) application_context: Option<AppValue>,
     pub(crate) previous_expiry_ms: Option<u64>,
@@ -176,9 +178,9 @@ impl AuthorizationContext {
         &self.target
     }
 
-    /// The authenticated principal the subscription was admitted for (none: anonymous).
-    pub fn principal(&self) -> Option<&Principal> {
-        self.principal.as_ref()
+    /// The caller the subscription was admitted for ([`Caller::Anonymous`] if nobody authenticated).
+    pub fn caller(&self) -> &Caller {
+        &self.caller
     }
 
     /// The opaque application evidence given when the subscription was created.
@@ -234,7 +236,7 @@ impl fmt::Debug for AuthorizationContext {
         f.debug_struct("AuthorizationContext")
             .field("kind", &self.kind)
             .field("target", &self.target)
-            .field("principal", &self.principal)
+            .field("caller", &self.caller)
             .field("has_evidence", &self.evidence.is_some())
             .field(
                 "has_application_context",

@@ -137,7 +137,7 @@ impl<C: MonotonicClock> Registry<C> {
         let ctx = AuthorizationContext {
             kind: req.kind,
             target: entry.target.clone(),
-            principal: entry.principal.clone(),
+            caller: entry.caller.clone(),
             evidence: entry.evidence.clone(),
             application_context: entry.context.clone(),
             previous_expiry_ms: req.previous_expiry_ms,
@@ -306,9 +306,8 @@ impl<C: MonotonicClock> Registry<C> {
             let give_up_at = now.saturating_add(self.cfg.lease.check_timeout_ms);
             self.zombies.push((give_up_at, cell));
         }
-        let principal = entry.principal.as_ref();
-        self.index
-            .remove(key, principal, &entry.filter, &entry.uris);
+        let caller = &entry.caller;
+        self.index.remove(key, caller, &entry.filter, &entry.uris);
         if let Target::Resource { session, uri } = &entry.target
             && let Some(uris) = self.sessions.get_mut(session)
         {

@@ -4,7 +4,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::admission::Principal;
+use mrtr_std::caller::Caller;
+
 use super::key::SubscriptionKey;
 use super::target::NotificationFilter;
 
@@ -16,8 +17,10 @@ use super::target::NotificationFilter;
 pub enum Selector {
     /// Every subscription admitted for this subject, whoever the issuer.
     Subject(String),
-    /// Every subscription admitted for exactly this principal (issuer and subject).
-    Principal(Principal),
+    /// Every subscription admitted for exactly this caller (issuer and subject);
+    /// [`Caller::Anonymous`] selects none (anonymous subscriptions share no identity to
+    /// revoke: use [`Registry::reconcile_all`](super::Registry::reconcile_all)).
+    Caller(Caller),
     /// Every subscription covering this resource URI: listens naming it in
     /// `resourceSubscriptions`, and 2025-era grants for it.
     Resource(String),
@@ -77,13 +80,15 @@ impl Index {
     pub(super) fn insert(
         &mut self,
         key: SubscriptionKey,
-        principal: Option<&Principal>,
+        caller: &Caller,
         filter: &NotificationFilter,
         uris: &[String],
     ) {
-        if let Some(p) = principal {
-            let subject = p.subject_arc().clone();
-            self.subjects.entry(subject).or_default().insert(key);
+        if let Caller::User { subject, .. } = caller {
+            self.subjects
+                .entry(subject.clone())
+                .or_default()
+                .insert(key);
         }
         for uri in uris {
             self.uris
@@ -101,12 +106,12 @@ impl Index {
     pub(super) fn remove(
         &mut self,
         key: SubscriptionKey,
-        principal: Option<&Principal>,
+        caller: &Caller,
         filter: &NotificationFilter,
         uris: &[String],
     ) {
-        if let Some(p) = principal {
-            remove_from(&mut self.subjects, p.subject(), key);
+        if let Some(subject) = caller.subject() {
+            remove_from(&mut self.subjects, subject, key);
         }
         for uri in uris {
             remove_from(&mut self.uris, uri, key);
@@ -168,14 +173,19 @@ mod tests {
     #[test]
     fn selects_by_subject_uri_and_family_and_forgets_removed_keys() {
         let mut index = Index::default();
-        let alice = Principal::new("i", "alice");
+        let alice = Caller::user("i", "alice");
         let tools = NotificationFilter {
             tools_list_changed: true,
             ..Default::default()
         };
         let uris = ["file:///a".to_owned(), "file:///b".to_owned()];
-        index.insert(key(1), Some(&alice), &tools, &uris);
-        index.insert(key(2), None, &NotificationFilter::default(), &uris[..1]);
+        index.insert(key(1), &alice, &tools, &uris);
+        index.insert(
+            key(2),
+            &Caller::Anonymous,
+            &NotificationFilter::default(),
+            &uris[..1],
+        );
         let sorted = |it: &mut dyn Iterator<Item = SubscriptionKey>| {
             let mut v: Vec<_> = it.collect();
             v.sort();
@@ -191,9 +201,14 @@ mod tests {
         );
         assert_eq!(sorted(&mut index.family(Family::PromptsListChanged)), []);
 
-        index.remove(key(1), Some(&alice), &tools, &uris);
+        index.remove(key(1), &alice, &tools, &uris);
         assert_eq!(sorted(&mut index.uri("file:///a")), [key(2)]);
-        index.remove(key(2), None, &NotificationFilter::default(), &uris[..1]);
+        index.remove(
+            key(2),
+            &Caller::Anonymous,
+            &NotificationFilter::default(),
+            &uris[..1],
+        );
         assert_eq!(index.size(), (0, 0));
     }
 }

@@ -18,7 +18,7 @@ mod reconcile;
 mod registry;
 mod target;
 
-pub use admission::{Admission, AppValue, Principal};
+pub use admission::{Admission, AppValue};
 pub use authorizer::{
     Authorization, AuthorizationContext, AuthorizeError, Authorizer, CancellationToken, DenyAll,
     Grant, InvocationFeatures, deny_all,

@@ -38,12 +38,13 @@ impl<C: MonotonicClock> Registry<C> {
     /// ```
     /// use std::sync::Arc;
     /// use mrtr_std::clock::ManualClock;
-    /// use mrtr_subscriptions::{Admission, NotificationFilter, Principal, Registry,
+    /// use mrtr_std::caller::Caller;
+    /// use mrtr_subscriptions::{Admission, NotificationFilter, Registry,
     ///     RegistryConfig, RequestId, Selector, deny_all};
     ///
     /// let mut registry = Registry::new(ManualClock::new(0), deny_all(), RegistryConfig::default());
-    /// let alice = Admission::of(Principal::new("https://idp.example", "alice"));
-    /// let bob = Admission::of(Principal::new("https://idp.example", "bob"));
+    /// let alice = Admission::of(Caller::user("https://idp.example", "alice"));
+    /// let bob = Admission::of(Caller::user("https://idp.example", "bob"));
     /// let f = NotificationFilter::default();
     /// registry.listen(RequestId::Number(1), f.clone(), alice.clone()).unwrap();
     /// registry.listen(RequestId::Number(2), f.clone(), alice).unwrap();
@@ -60,10 +61,11 @@ impl<C: MonotonicClock> Registry<C> {
     fn matching(&self, selector: &Selector) -> Vec<SubscriptionKey> {
         match selector {
             Selector::Subject(subject) => self.index.subject(subject).collect(),
-            Selector::Principal(p) => self
+            // Anonymous subscriptions are not indexed: there is no one to revoke.
+            Selector::Caller(c) => self
                 .index
-                .subject(p.subject())
-                .filter(|k| self.subs.get(k).and_then(|e| e.principal.as_ref()) == Some(p))
+                .subject(c.subject().unwrap_or_default())
+                .filter(|k| self.subs.get(k).is_some_and(|e| &e.caller == c))
                 .collect(),
             Selector::Resource(uri) => self.index.uri(uri).collect(),
             Selector::Family(family) => self.index.family(*family).collect(),

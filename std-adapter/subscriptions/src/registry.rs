@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use mrtr_core::lease::{CheckId, CheckRequest, Era, Lease, LeaseConfig, Phase, stagger_ms};
 
+use super::admission::Admission;
+
 use super::admission::AppValue;
-use super::admission::{Admission, Principal};
 use super::authorizer::Authorizer;
 use super::counters::Counters;
 use super::events::{Event, EventSink, Refused};
@@ -17,6 +18,7 @@ use super::executor::{Completions, Executor, JobCell};
 use super::index::Index;
 use super::key::SubscriptionKey;
 use super::target::{NotificationFilter, RequestId, Target};
+use mrtr_std::caller::Caller;
 use mrtr_std::clock::MonotonicClock;
 
 /// Registry limits.
@@ -69,7 +71,7 @@ impl Check {
 pub(super) struct Entry {
     pub(super) lease: Lease,
     pub(super) target: Target,
-    pub(super) principal: Option<Principal>,
+    pub(super) caller: Caller,
     pub(super) evidence: Option<AppValue>,
     pub(super) filter: Arc<NotificationFilter>,
     pub(super) uris: Arc<[String]>,
@@ -136,7 +138,7 @@ impl<C: MonotonicClock> Registry<C> {
     /// Starts a 2026-07-28 `subscriptions/listen` subscription: its initial check runs now;
     /// an [`Event::Acknowledged`] or [`Event::Rejected`] follows from [`drive`](Self::drive).
     /// Send nothing on the stream before the acknowledgment. `admission` is what the server
-    /// authenticated: its principal is indexed for [`reconcile_matching`](Self::reconcile_matching).
+    /// authenticated: its caller is indexed for [`reconcile_matching`](Self::reconcile_matching).
     pub fn listen(
         &mut self,
         id: RequestId,
@@ -341,9 +343,9 @@ impl<C: MonotonicClock> Registry<C> {
         self.subs.get(&key).map(|e| &e.lease)
     }
 
-    /// The principal a subscription was admitted for, while it is held.
-    pub fn principal(&self, key: SubscriptionKey) -> Option<&Principal> {
-        self.subs.get(&key).and_then(|e| e.principal.as_ref())
+    /// The caller a subscription was admitted for, while it is held.
+    pub fn caller(&self, key: SubscriptionKey) -> Option<&Caller> {
+        self.subs.get(&key).map(|e| &e.caller)
     }
 
     /// The application context of a subscription's latest accepted grant.
@@ -383,13 +385,13 @@ impl<C: MonotonicClock> Registry<C> {
         let now = self.clock.now_ms();
         let stagger = stagger_ms(seed, self.cfg.lease.max_stagger_ms);
         let (lease, first) = Lease::new(self.cfg.lease, era, stagger, now);
-        let (principal, evidence) = admission.into_parts();
-        self.index.insert(key, principal.as_ref(), &filter, &uris);
+        let (caller, evidence) = admission.into_parts();
+        self.index.insert(key, &caller, &filter, &uris);
         crate::obs::grant_added(target.kind());
         let entry = Entry {
             lease,
             target,
-            principal,
+            caller,
             evidence,
             filter: Arc::new(filter),
             uris,

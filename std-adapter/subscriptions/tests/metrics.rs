@@ -10,11 +10,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use metrics::with_local_recorder;
+use mrtr_std::caller::Caller;
 use mrtr_std::clock::ManualClock;
 use mrtr_std::metrics::names;
 use mrtr_subscriptions::{
     Admission, Authorization, AuthorizationContext, AuthorizeError, Grant, InvocationFeatures,
-    NotificationFilter, Principal, Registry, RegistryConfig, RequestId,
+    NotificationFilter, Registry, RegistryConfig, RequestId,
 };
 use recorder::TestRecorder;
 use support::registry::settle;
@@ -23,17 +24,15 @@ use support::registry::settle;
 fn subscriptions_count_grants_checks_failures_and_ends() {
     let rec = TestRecorder::default();
     with_local_recorder(&rec, || {
-        let authorizer = |ctx: &AuthorizationContext, _: &InvocationFeatures| match ctx
-            .principal()
-            .map(|p| p.subject())
-        {
-            Some("alice") => Ok(Authorization::Allowed(Grant::for_duration(
-                ctx,
-                Duration::from_secs(60),
-            ))),
-            Some("mallory") => Ok(Authorization::Denied),
-            _ => Err(AuthorizeError::from("directory down")),
-        };
+        let authorizer =
+            |ctx: &AuthorizationContext, _: &InvocationFeatures| match ctx.caller().subject() {
+                Some("alice") => Ok(Authorization::Allowed(Grant::for_duration(
+                    ctx,
+                    Duration::from_secs(60),
+                ))),
+                Some("mallory") => Ok(Authorization::Denied),
+                _ => Err(AuthorizeError::from("directory down")),
+            };
         let clock = ManualClock::new(1_000);
         let mut reg = Registry::new(
             clock.clone(),
@@ -44,7 +43,7 @@ fn subscriptions_count_grants_checks_failures_and_ends() {
             tools_list_changed: true,
             ..Default::default()
         };
-        let who = |s: &str| Admission::of(Principal::new("https://idp.example", s));
+        let who = |s: &str| Admission::of(Caller::user("https://idp.example", s));
         let alice = reg
             .listen(RequestId::Number(1), filter.clone(), who("alice"))
             .unwrap();

@@ -7,11 +7,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use mrtr_std::caller::Caller;
 use mrtr_std::clock::{ManualClock, MonotonicClock, StdMonotonicClock};
 use mrtr_subscriptions::{
     Admission, Authorization, AuthorizationContext, EndReason, Grant, InvocationFeatures,
-    ListenRefused, NotificationFilter, Principal, Registry, RegistryConfig, RegistryHandle,
-    RequestId, Selector,
+    ListenRefused, NotificationFilter, Registry, RegistryConfig, RegistryHandle, RequestId,
+    Selector,
 };
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -39,7 +40,7 @@ impl Policy {
         let authorizer = move |ctx: &AuthorizationContext, _: &InvocationFeatures| {
             p.calls.fetch_add(1, Ordering::SeqCst);
             std::thread::sleep(p.delay);
-            let alice = ctx.principal().is_some_and(|p| p.subject() == "alice");
+            let alice = ctx.caller().subject() == Some("alice");
             Ok(if alice && p.allow.load(Ordering::SeqCst) {
                 Authorization::Allowed(Grant::for_duration(ctx, Duration::from_secs(60)))
             } else {
@@ -51,7 +52,7 @@ impl Policy {
 }
 
 fn alice() -> Admission {
-    Admission::of(Principal::new("https://idp.example", "alice"))
+    Admission::of(Caller::user("https://idp.example", "alice"))
 }
 
 fn filter() -> NotificationFilter {
@@ -246,7 +247,7 @@ async fn revoking_one_subject_through_the_handle_leaves_every_other_stream_alone
     let r = revoked.clone();
     let authorizer = move |ctx: &AuthorizationContext, _: &InvocationFeatures| {
         std::thread::sleep(Duration::from_millis(1));
-        let subject = ctx.principal().map(|p| p.subject().to_owned());
+        let subject = ctx.caller().subject().map(str::to_owned);
         Ok(match subject {
             Some(s) if !r.lock().unwrap().contains(&s) => {
                 Authorization::Allowed(Grant::for_duration(ctx, Duration::from_secs(60)))
@@ -263,7 +264,7 @@ async fn revoking_one_subject_through_the_handle_leaves_every_other_stream_alone
     let mut streams = Vec::new();
     for i in 0..60 {
         let subject = if i % 3 == 0 { "mallory" } else { "user" };
-        let who = Admission::of(Principal::new("https://idp.example", subject));
+        let who = Admission::of(Caller::user("https://idp.example", subject));
         let listening = subs.listen(RequestId::Number(i), filter(), who).await;
         streams.push((subject, listening.unwrap()));
     }

@@ -8,11 +8,12 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mrtr_std::caller::Caller;
 use mrtr_std::clock::StdMonotonicClock;
 use mrtr_subscriptions::{
     Admission, Authorization, AuthorizationContext, CheckKind, EndReason, Failure, Grant,
-    InvocationFeatures, LeaseConfig, Principal, Registry, RegistryConfig, RegistryHandle,
-    SubscribeRefused, TimeoutPhase,
+    InvocationFeatures, LeaseConfig, Registry, RegistryConfig, RegistryHandle, SubscribeRefused,
+    TimeoutPhase,
 };
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -44,7 +45,7 @@ impl Policy {
         let authorizer = move |ctx: &AuthorizationContext, f: &InvocationFeatures| {
             p.calls.fetch_add(1, Ordering::SeqCst);
             p.kinds.lock().unwrap().push(ctx.kind());
-            if ctx.principal().is_none() {
+            if ctx.caller().is_anonymous() {
                 return Ok(Authorization::Denied);
             }
             match p.mode.load(Ordering::SeqCst) {
@@ -78,7 +79,7 @@ impl Policy {
 }
 
 fn alice() -> Admission {
-    Admission::of(Principal::new("https://idp.example", "alice"))
+    Admission::of(Caller::user("https://idp.example", "alice"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,11 +10,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mrtr_core::Clock;
+use mrtr_std::caller::Caller;
 use mrtr_std::clock::ManualClock;
 use mrtr_subscriptions::{
     Admission, Authorization, AuthorizationContext, Authorizer, CheckKind, EndReason, Event,
-    Failure, Grant, InvocationFeatures, NotificationFilter, Principal, Registry, RegistryConfig,
-    RequestId, SubscriptionKey, Target,
+    Failure, Grant, InvocationFeatures, NotificationFilter, Registry, RegistryConfig, RequestId,
+    SubscriptionKey, Target,
 };
 
 struct Harness {
@@ -204,8 +205,10 @@ fn context_carries_principal_evidence_filter_uris_and_deadline() {
     let mut h = Harness::new(move |ctx: &AuthorizationContext, _: &InvocationFeatures| {
         s.lock().unwrap().push((
             ctx.kind(),
-            ctx.principal()
-                .map(|p| (p.issuer().to_owned(), p.subject().to_owned())),
+            ctx.caller()
+                .issuer()
+                .zip(ctx.caller().subject())
+                .map(|(i, s)| (i.to_owned(), s.to_owned())),
             ctx.evidence_as::<&str>().copied(),
             ctx.filter().tools_list_changed,
             ctx.resource_uris().to_vec(),
@@ -228,7 +231,7 @@ fn context_carries_principal_evidence_filter_uris_and_deadline() {
         .listen(
             RequestId::Number(1),
             filter,
-            Admission::of(Principal::new("idp", "alice")).with_evidence(Arc::new("scope-a")),
+            Admission::of(Caller::user("idp", "alice")).with_evidence(Arc::new("scope-a")),
         )
         .unwrap();
     h.settle();

@@ -10,11 +10,12 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mrtr_std::caller::Caller;
 use mrtr_std::clock::ManualClock;
 use mrtr_subscriptions::{
     Admission, Authorization, AuthorizationContext, CheckKind, EndReason, Event, Family, Grant,
-    InvocationFeatures, NotificationFilter, Principal, Registry, RegistryConfig, RequestId,
-    Selector, SubscriptionKey,
+    InvocationFeatures, NotificationFilter, Registry, RegistryConfig, RequestId, Selector,
+    SubscriptionKey,
 };
 
 const SUBSCRIPTIONS: usize = 2_000;
@@ -33,7 +34,7 @@ impl Policy {
     fn registry(&self, cfg: RegistryConfig) -> Registry<ManualClock> {
         let p = self.clone();
         let authorizer = move |ctx: &AuthorizationContext, _: &InvocationFeatures| {
-            let Some(subject) = ctx.principal().map(Principal::subject) else {
+            let Some(subject) = ctx.caller().subject() else {
                 return Ok(Authorization::Denied);
             };
             if ctx.kind() == CheckKind::Reconciliation {
@@ -63,7 +64,7 @@ impl Policy {
 }
 
 fn admission(subject: &str) -> Admission {
-    Admission::of(Principal::new("https://idp.example", subject))
+    Admission::of(Caller::user("https://idp.example", subject))
 }
 
 fn tiny(queue_capacity: usize) -> RegistryConfig {
@@ -211,8 +212,8 @@ fn selectors_pick_by_principal_resource_family_and_session() {
         resource_subscriptions: vec!["file:///r".into()],
         ..Default::default()
     };
-    let alice_a = Admission::of(Principal::new("idp-a", "alice"));
-    let alice_b = Admission::of(Principal::new("idp-b", "alice"));
+    let alice_a = Admission::of(Caller::user("idp-a", "alice"));
+    let alice_b = Admission::of(Caller::user("idp-b", "alice"));
     let bob = admission("bob");
     let k1 = reg.listen(RequestId::Number(1), tools, alice_a).unwrap();
     let k2 = reg
@@ -231,8 +232,8 @@ fn selectors_pick_by_principal_resource_family_and_session() {
 
     let cases: [(Selector, &[SubscriptionKey]); 8] = [
         (Selector::Subject("alice".into()), &[k1, k2]),
-        (Selector::Principal(Principal::new("idp-a", "alice")), &[k1]),
-        (Selector::Principal(Principal::new("idp-c", "alice")), &[]),
+        (Selector::Caller(Caller::user("idp-a", "alice")), &[k1]),
+        (Selector::Caller(Caller::user("idp-c", "alice")), &[]),
         (Selector::Resource("file:///r".into()), &[k2, k3, g1]),
         (Selector::Family(Family::ToolsListChanged), &[k1]),
         (Selector::Family(Family::PromptsListChanged), &[k3]),
@@ -255,7 +256,7 @@ fn selectors_pick_by_principal_resource_family_and_session() {
         assert_eq!(after - before, expected.len() as u64, "{selector:?}");
         assert!(all.iter().all(|k| reg.may_deliver(*k)), "{selector:?}");
     }
-    assert_eq!(reg.principal(k2), Some(&Principal::new("idp-b", "alice")));
+    assert_eq!(reg.caller(k2), Some(&Caller::user("idp-b", "alice")));
 }
 
 #[test]

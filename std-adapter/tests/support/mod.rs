@@ -12,7 +12,7 @@ use mrtr_std::Aes256Gcm;
 #[cfg(feature = "aes-gcm")]
 use mrtr_std::clock::ManualClock;
 #[cfg(feature = "aes-gcm")]
-use mrtr_std::core::{ErrorDetail, Mrtr};
+use mrtr_std::core::{Codec, ErrorDetail};
 #[cfg(feature = "aes-gcm")]
 use mrtr_std::keys::KeyConfig;
 
@@ -63,14 +63,14 @@ pub fn five_keys() -> String {
 pub const T0: u64 = 1_800_000_000_000;
 
 #[cfg(feature = "aes-gcm")]
-/// A `Mrtr` over AES-256-GCM with keys k1 (old) and k2 (current), a manual clock and the
+/// A `Codec` over AES-256-GCM with keys k1 (old) and k2 (current), a manual clock and the
 /// given detail mode.
-pub fn mrtr(clock: &ManualClock, detail: ErrorDetail) -> Mrtr<Aes256Gcm, ManualClock> {
+pub fn mrtr(clock: &ManualClock, detail: ErrorDetail) -> Codec<Aes256Gcm, ManualClock> {
     let ring = KeyConfig::parse_env(&format!("current=k2; k2:{KEY2_B64}; k1:{KEY1_B64}"))
         .unwrap()
         .into_ring()
         .unwrap();
-    Mrtr::builder(ring, clock.clone())
+    Codec::builder(ring, clock.clone())
         .without_audience()
         .ttl_ms(60_000)
         .max_rounds(3)

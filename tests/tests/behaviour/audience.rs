@@ -4,7 +4,7 @@
 
 use mrtr_core::cipher::Cipher;
 use mrtr_core::limits::MAX_AUDIENCE_LEN;
-use mrtr_core::{ConfigError, ManualClock, Mrtr, Reason, Round, TokenFormat};
+use mrtr_core::{Codec, ConfigError, ManualClock, Reason, Round, TokenFormat};
 use mrtr_tests::b64;
 use mrtr_tests::fixture::*;
 use mrtr_tests::rng::SeqRng;
@@ -13,8 +13,8 @@ use mrtr_tests::rng::SeqRng;
 fn service<'c, C: Cipher>(
     clock: &'c ManualClock,
     audience: Option<&str>,
-) -> Mrtr<C, &'c ManualClock> {
-    choose_audience(Mrtr::builder(ring::<C>(), clock), audience)
+) -> Codec<C, &'c ManualClock> {
+    choose_audience(Codec::builder(ring::<C>(), clock), audience)
         .build()
         .unwrap()
 }
@@ -108,7 +108,7 @@ fn the_audience_is_bound_not_carried<C: Cipher>() {
 fn the_audience_is_validated_at_build<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let build = |a: &str| {
-        Mrtr::builder(ring::<C>(), &clock)
+        Codec::builder(ring::<C>(), &clock)
             .audience(a)
             .build()
             .map(|m| m.audience().map(str::to_owned))
@@ -125,20 +125,20 @@ fn the_audience_is_validated_at_build<C: Cipher>() {
     let err = build("").unwrap_err();
     assert!(err.to_string().contains("without_audience"), "{err}");
     // The audience error is reported even when another setting is wrong too.
-    let err = Mrtr::builder(ring::<C>(), &clock)
+    let err = Codec::builder(ring::<C>(), &clock)
         .ttl_ms(0)
         .audience("")
         .build()
         .unwrap_err();
     assert_eq!(err, ConfigError::EmptyAudience);
     // A later choice replaces an earlier one.
-    let m = Mrtr::builder(ring::<C>(), &clock)
+    let m = Codec::builder(ring::<C>(), &clock)
         .audience("first")
         .without_audience()
         .build()
         .unwrap();
     assert_eq!(m.audience(), None);
-    let m = Mrtr::builder(ring::<C>(), &clock)
+    let m = Codec::builder(ring::<C>(), &clock)
         .without_audience()
         .audience("second")
         .build()

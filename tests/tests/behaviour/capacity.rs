@@ -5,7 +5,7 @@
 use mrtr_core::binding::{AadLimits, MAX_AAD_LEN};
 use mrtr_core::cipher::Cipher;
 use mrtr_core::{
-    Binding, BindingError, Clock, ManualClock, Mrtr, Principal, Reason, Round, SealError,
+    Binding, BindingError, Clock, Codec, ManualClock, Principal, Reason, Round, SealError,
 };
 use mrtr_tests::fixture::*;
 use mrtr_tests::rng::SeqRng;
@@ -22,8 +22,8 @@ const GATEWAY: usize = AadLimits {
 
 fn gateway<C: Cipher, Clk: Clock>(
     clock: Clk,
-) -> Mrtr<C, Clk, mrtr_core::replay::NoReplayCache, 4, GATEWAY> {
-    Mrtr::builder(ring(), clock)
+) -> Codec<C, Clk, mrtr_core::replay::NoReplayCache, 4, GATEWAY> {
+    Codec::builder(ring(), clock)
         .audience(AUDIENCE)
         .aad_capacity::<GATEWAY>()
         .build()

@@ -2,7 +2,7 @@
 
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyError, KeyId, KeyRing, SecretKey};
-use mrtr_core::{ManualClock, Mrtr, Reason, Round, SealError};
+use mrtr_core::{Codec, ManualClock, Reason, Round, SealError};
 use mrtr_tests::fixture::*;
 use mrtr_tests::rng::SeqRng;
 use mrtr_tests::{Aes256Gcm, ChaCha20Poly1305, XChaCha20Poly1305};
@@ -11,7 +11,7 @@ fn an_unknown_key_id_is_rejected<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let k1 = engine::<C, _>(&clock);
     // Same secret, other id: the id alone decides, there is no trial decryption.
-    let k2 = Mrtr::builder(KeyRing::<C, 4>::new(key("k2", 1)), &clock)
+    let k2 = Codec::builder(KeyRing::<C, 4>::new(key("k2", 1)), &clock)
         .audience(AUDIENCE)
         .build()
         .unwrap();
@@ -22,7 +22,7 @@ fn an_unknown_key_id_is_rejected<C: Cipher>() {
 fn the_same_key_id_with_another_secret_is_rejected<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let good = engine::<C, _>(&clock);
-    let evil = Mrtr::builder(KeyRing::<C, 4>::new(key("k1", 2)), &clock)
+    let evil = Codec::builder(KeyRing::<C, 4>::new(key("k1", 2)), &clock)
         .audience(AUDIENCE)
         .build()
         .unwrap();
@@ -39,7 +39,7 @@ fn rotation_keeps_old_tokens_open<C: Cipher>() {
     let rotated = KeyRing::<C, 4>::new(key("k2", 2))
         .with_previous(key("k1", 1))
         .unwrap();
-    let after = Mrtr::builder(rotated, &clock)
+    let after = Codec::builder(rotated, &clock)
         .audience(AUDIENCE)
         .build()
         .unwrap();
@@ -67,7 +67,7 @@ fn rotation_keeps_old_tokens_open<C: Cipher>() {
     );
 
     // Dropping k1 from the ring retires its tokens.
-    let retired = Mrtr::builder(KeyRing::<C, 4>::new(key("k2", 2)), &clock)
+    let retired = Codec::builder(KeyRing::<C, 4>::new(key("k2", 2)), &clock)
         .audience(AUDIENCE)
         .build()
         .unwrap();
@@ -80,7 +80,7 @@ fn rotation_keeps_old_tokens_open<C: Cipher>() {
 
 /// Resumes a token with an engine of algorithm `D` holding the same key.
 fn resume_with<D: Cipher>(token: &str, clock: &ManualClock) -> Result<(), Reason> {
-    let other = Mrtr::builder(KeyRing::<D, 4>::new(key("k1", 1)), clock)
+    let other = Codec::builder(KeyRing::<D, 4>::new(key("k1", 1)), clock)
         .audience(AUDIENCE)
         .build()
         .unwrap();
@@ -116,7 +116,7 @@ fn a_ring_of_another_algorithm_is_rejected<C: Cipher>() {
 fn a_key_refuses_past_its_seal_limit<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let ring = KeyRing::<C, 4>::new(key("k1", 1)).with_seal_limit(3);
-    let mrtr = Mrtr::builder(ring, &clock)
+    let mrtr = Codec::builder(ring, &clock)
         .audience(AUDIENCE)
         .build()
         .unwrap();
@@ -137,7 +137,7 @@ fn a_key_refuses_past_its_seal_limit<C: Cipher>() {
         .with_previous(exhausted)
         .unwrap()
         .with_seal_limit(3);
-    let rotated = Mrtr::builder(ring, &clock)
+    let rotated = Codec::builder(ring, &clock)
         .audience(AUDIENCE)
         .build()
         .unwrap();
@@ -149,7 +149,7 @@ fn the_default_seal_limit_is_u32_max<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let id = KeyId::new("k1").unwrap();
     let nearly = Key::<C>::with_seals_used(id, SecretKey::from_bytes([1; 32]), u32::MAX - 1);
-    let mrtr = Mrtr::builder(KeyRing::<C, 4>::new(nearly), &clock)
+    let mrtr = Codec::builder(KeyRing::<C, 4>::new(nearly), &clock)
         .audience(AUDIENCE)
         .build()
         .unwrap();
@@ -194,7 +194,7 @@ fn key_ids_and_rings_are_validated<C: Cipher>() {
 
 fn the_seal_limit_holds_across_threads<C: Cipher + Sync>() {
     let ring = KeyRing::<C, 4>::new(key("k1", 1)).with_seal_limit(100);
-    let mrtr = Mrtr::builder(ring, FixedClock(NOW))
+    let mrtr = Codec::builder(ring, FixedClock(NOW))
         .audience(AUDIENCE)
         .build()
         .unwrap();
@@ -228,7 +228,7 @@ fn the_seal_limit_holds_across_threads<C: Cipher + Sync>() {
 
 /// Concurrent seals under no limit: every one succeeds and every one is counted, once.
 fn concurrent_seals_are_counted_exactly<C: Cipher + Sync>() {
-    let mrtr = Mrtr::builder(KeyRing::<C, 4>::new(key("k1", 1)), FixedClock(NOW))
+    let mrtr = Codec::builder(KeyRing::<C, 4>::new(key("k1", 1)), FixedClock(NOW))
         .audience(AUDIENCE)
         .build()
         .unwrap();

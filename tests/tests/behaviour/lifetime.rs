@@ -4,7 +4,7 @@
 
 use mrtr_core::cipher::Cipher;
 use mrtr_core::{
-    ConfigError, DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_TTL_MS, ManualClock, Mrtr, Reason,
+    Codec, ConfigError, DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_TTL_MS, ManualClock, Reason,
 };
 use mrtr_tests::fixture::*;
 use mrtr_tests::rng::SeqRng;
@@ -165,7 +165,7 @@ fn expiry_beats_lifetime_and_lifetime_beats_the_rest<C: Cipher>() {
 
 fn a_maximum_below_the_ttl_is_refused<C: Cipher>() {
     let clock = ManualClock::new(NOW);
-    let err = Mrtr::builder(ring::<C>(), &clock)
+    let err = Codec::builder(ring::<C>(), &clock)
         .without_audience()
         .ttl_ms(10_000)
         .max_lifetime_ms(9_999)

@@ -4,7 +4,7 @@
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::KeyRing;
 use mrtr_core::replay::SharedReplaySet;
-use mrtr_core::{DEFAULT_TTL_MS, ManualClock, Mrtr, Principal, Reason, Round, TokenBuf};
+use mrtr_core::{Codec, DEFAULT_TTL_MS, ManualClock, Principal, Reason, Round, TokenBuf};
 use mrtr_tests::fixture::*;
 use mrtr_tests::rng::SeqRng;
 
@@ -64,7 +64,7 @@ fn unseal_beats_expiry_and_everything_after<C: Cipher>() {
     clock.advance(DEFAULT_TTL_MS);
     let bob = bind("tools/call", VERSION, "book_table", Principal::Anonymous);
     assert_eq!(rejected(&mrtr, &token, &bob, &OTHER_ARGS), Reason::Tampered);
-    let other = Mrtr::builder(KeyRing::<C, 4>::new(key("k9", 1)), &clock)
+    let other = Codec::builder(KeyRing::<C, 4>::new(key("k9", 1)), &clock)
         .audience(AUDIENCE)
         .build()
         .unwrap();

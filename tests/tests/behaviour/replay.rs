@@ -3,7 +3,7 @@
 
 use mrtr_core::cipher::Cipher;
 use mrtr_core::replay::{ReplayCache, ReplayError, SharedReplaySet};
-use mrtr_core::{ManualClock, Mrtr, Reason, TokenId};
+use mrtr_core::{Codec, ManualClock, Reason, TokenId};
 use mrtr_tests::fixture::*;
 use mrtr_tests::rng::SeqRng;
 
@@ -138,7 +138,7 @@ fn verify_skips_the_cache_for_callers_with_their_own<C: Cipher>() {
 fn concurrent_resumes_of_one_token_succeed_once<C: Cipher + Sync>() {
     const THREADS: usize = 8;
     let seen = SharedReplaySet::<64>::new();
-    let mrtr = Mrtr::builder(ring::<C>(), FixedClock(NOW))
+    let mrtr = Codec::builder(ring::<C>(), FixedClock(NOW))
         .audience(AUDIENCE)
         .replay_cache(&seen)
         .build()
@@ -182,7 +182,7 @@ const DAY: u64 = 86_400_000;
 fn replay_engine<'a, C: Cipher, const N: usize>(
     clock: &'a ManualClock,
     seen: &'a SharedReplaySet<N>,
-) -> Mrtr<C, &'a ManualClock, &'a SharedReplaySet<N>> {
+) -> Codec<C, &'a ManualClock, &'a SharedReplaySet<N>> {
     builder::<C, _>(clock)
         .ttl_ms(TTL)
         .replay_cache(seen)

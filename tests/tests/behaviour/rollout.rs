@@ -5,7 +5,7 @@
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::KeyRing;
 use mrtr_core::{
-    AcceptV1, ConfigError, DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_TTL_MS, ManualClock, Mrtr, Reason,
+    AcceptV1, Codec, ConfigError, DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_TTL_MS, ManualClock, Reason,
     Round, TokenFormat,
 };
 use mrtr_tests::fixture::*;
@@ -18,12 +18,12 @@ const WINDOW: u64 = DEFAULT_TTL_MS + DEFAULT_MAX_CLOCK_SKEW_MS;
 /// every other version as unsupported before anything else, as that build's header check
 /// did. Built here from today's engine sealing v1 (the same bytes, the v1 code path).
 struct OldBuild<'c, C> {
-    engine: Mrtr<C, &'c ManualClock>,
+    engine: Codec<C, &'c ManualClock>,
 }
 
 impl<'c, C: Cipher> OldBuild<'c, C> {
     fn new(clock: &'c ManualClock) -> Self {
-        let engine = Mrtr::builder(ring::<C>(), clock)
+        let engine = Codec::builder(ring::<C>(), clock)
             .without_audience() // the old build had no audience
             .seal_format(TokenFormat::V1)
             .build()
@@ -48,7 +48,7 @@ fn version(token: &str) -> u8 {
 }
 
 /// Resumes on `node` and pauses again there: one hop of a chain. Returns the new token.
-fn hop<C: Cipher>(node: &Mrtr<C, &ManualClock>, token: &str, rng: &mut SeqRng) -> String {
+fn hop<C: Cipher>(node: &Codec<C, &ManualClock>, token: &str, rng: &mut SeqRng) -> String {
     let next = resume(node, token, &call(), &ARGS)
         .unwrap_or_else(|r| panic!("{:?}", r.reason()))
         .next_round;
@@ -212,7 +212,7 @@ fn a_v1_token_is_checked_against_everything_but_the_audience<C: Cipher>() {
     let booking = engine::<C, _>(&clock);
     let mut rng = SeqRng::new(4);
     // Another service, same key, sealing v1 (which has no audience field).
-    let billing_v1 = Mrtr::builder(ring::<C>(), &clock)
+    let billing_v1 = Codec::builder(ring::<C>(), &clock)
         .audience("billing.example")
         .seal_format(TokenFormat::V1)
         .build()
@@ -246,7 +246,7 @@ fn a_v1_token_is_checked_against_everything_but_the_audience<C: Cipher>() {
         rejected(&booking, &theirs, &call(), &OTHER_ARGS),
         Reason::ArgumentsMismatch
     );
-    let long_v1 = Mrtr::builder(ring::<C>(), &clock)
+    let long_v1 = Codec::builder(ring::<C>(), &clock)
         .without_audience()
         .seal_format(TokenFormat::V1)
         .ttl_ms(DEFAULT_TTL_MS + 1)
@@ -257,7 +257,7 @@ fn a_v1_token_is_checked_against_everything_but_the_audience<C: Cipher>() {
         Reason::LifetimeExceeded
     );
     let ahead = ManualClock::new(NOW + 60_001);
-    let ahead_v1 = Mrtr::builder(ring::<C>(), &ahead)
+    let ahead_v1 = Codec::builder(ring::<C>(), &ahead)
         .without_audience()
         .seal_format(TokenFormat::V1)
         .build()
@@ -274,7 +274,7 @@ fn retirement_is_decided_from_the_header_alone<C: Cipher>() {
     // Refused before the key lookup: no key is tried for a retired format.
     let clock = ManualClock::new(NOW);
     let mut rng = SeqRng::new(5);
-    let foreign = Mrtr::builder(KeyRing::<C, 4>::new(key("k9", 9)), &clock)
+    let foreign = Codec::builder(KeyRing::<C, 4>::new(key("k9", 9)), &clock)
         .without_audience()
         .seal_format(TokenFormat::V1)
         .build()

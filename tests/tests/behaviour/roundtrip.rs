@@ -130,7 +130,7 @@ fn empty_and_binary_continuations_round_trip<C: Cipher>() {
 fn token_len_for_fits_the_largest_token<C: Cipher>() {
     let clock = ManualClock::new(NOW);
     let ring = mrtr_core::key::KeyRing::<C, 1>::new(key("sixteen-chars-id", 9));
-    let mrtr = mrtr_core::Mrtr::builder(ring, &clock)
+    let mrtr = mrtr_core::Codec::builder(ring, &clock)
         .audience(AUDIENCE)
         .build()
         .unwrap();

@@ -3,12 +3,12 @@
 
 use mrtr_core::cipher::Cipher;
 use mrtr_core::replay::SharedReplaySet;
-use mrtr_core::{ArgsDigest, Binding, ManualClock, Mrtr};
+use mrtr_core::{ArgsDigest, Binding, Codec, ManualClock};
 use mrtr_tests::fixture::*;
 use mrtr_tests::rng::SeqRng;
 
 fn wiped_after<C: Cipher, R: mrtr_core::replay::ReplayCache>(
-    mrtr: &Mrtr<C, &ManualClock, R, 4>,
+    mrtr: &Codec<C, &ManualClock, R, 4>,
     token: &str,
     binding: &Binding<'_>,
     args: &ArgsDigest,

@@ -6,7 +6,7 @@ use mrtr_core::error::{INVALID_PARAMS, REJECTION_MESSAGE, UNIFORM_REASON};
 use mrtr_core::key::KeyRing;
 use mrtr_core::replay::SharedReplaySet;
 use mrtr_core::{
-    AcceptV1, DEFAULT_TTL_MS, ErrorDetail, ManualClock, Mrtr, Principal, Reason, Rejection,
+    AcceptV1, Codec, DEFAULT_TTL_MS, ErrorDetail, ManualClock, Principal, Reason, Rejection,
     TokenBuf, TokenFormat, WireError,
 };
 use mrtr_tests::b64;
@@ -36,7 +36,7 @@ fn every_rejection<C: Cipher>(detail: ErrorDetail) -> Vec<(Reason, Rejection)> {
         .error_detail(detail)
         .build()
         .unwrap();
-    let other_key = Mrtr::builder(KeyRing::<C, 4>::new(key("k2", 1)), &clock)
+    let other_key = Codec::builder(KeyRing::<C, 4>::new(key("k2", 1)), &clock)
         .audience(AUDIENCE)
         .error_detail(detail)
         .build()

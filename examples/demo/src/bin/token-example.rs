@@ -14,7 +14,7 @@ use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_core::binding::Aad;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
 use mrtr_core::{
-    Binding, ManualClock, Mrtr, Principal, Round, TokenBuf, TokenFormat, token_len_for,
+    Binding, Codec, ManualClock, Principal, Round, TokenBuf, TokenFormat, token_len_for,
 };
 
 /// Yields fixed bytes: the example's token id, then its nonce. Never use outside examples.
@@ -74,7 +74,7 @@ fn example(format: TokenFormat, audience: Option<&str>) -> Result<(), Box<dyn st
     let clock = ManualClock::new(now);
     let ring: KeyRing<Aes256Gcm, 1> =
         KeyRing::new(Key::new(KeyId::new("k1")?, SecretKey::from_bytes(key)));
-    let builder = Mrtr::builder(ring, &clock);
+    let builder = Codec::builder(ring, &clock);
     let builder = match audience {
         Some(a) => builder.audience(a),
         None => builder.without_audience(),

@@ -33,7 +33,7 @@ use mrtr_core::binding::AadLimits;
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyError, KeyId, KeyRing, SecretKey};
 use mrtr_core::replay::SharedReplaySet;
-use mrtr_core::{Binding, ConfigError, Mrtr, Principal, Reason, Round};
+use mrtr_core::{Binding, Codec, ConfigError, Principal, Reason, Round};
 use mrtr_json::{Kind, Value, Writer};
 use rand_core::SeedableRng;
 
@@ -425,7 +425,7 @@ fn install<'s, C: Cipher>(
     seed: [u8; 32],
     scratch: &'s mut Scratch,
 ) -> Result<(), InitError> {
-    let engine = Mrtr::builder(ring, &CLOCK)
+    let engine = Codec::builder(ring, &CLOCK)
         .aad_capacity::<AAD>()
         .ttl_ms(settings.ttl_ms)
         .max_rounds(settings.max_rounds)

@@ -13,16 +13,17 @@
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //! use mrtr_std::clock::StdMonotonicClock;
+//! use mrtr_std::caller::Caller;
 //! use mrtr_subscriptions::{Admission, Authorization, AuthorizationContext, EndReason,
-//!     Grant, InvocationFeatures, ListenRefused, NotificationFilter, Principal, Registry,
+//!     Grant, InvocationFeatures, ListenRefused, NotificationFilter, Registry,
 //!     RegistryConfig, RegistryHandle, RequestId, Selector};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
 //! // Signed-in callers are allowed unless their subject is "mallory"; anonymous ones are not.
 //! let authorizer = |ctx: &AuthorizationContext, _: &InvocationFeatures| {
-//!     Ok(match ctx.principal() {
-//!         Some(p) if p.subject() != "mallory" => {
+//!     Ok(match ctx.caller().subject() {
+//!         Some(subject) if subject != "mallory" => {
 //!             Authorization::Allowed(Grant::for_duration(ctx, Duration::from_secs(60)))
 //!         }
 //!         _ => Authorization::Denied,
@@ -33,7 +34,7 @@
 //! let subs = RegistryHandle::spawn(registry);
 //!
 //! let filter = NotificationFilter { tools_list_changed: true, ..Default::default() };
-//! let alice = Admission::of(Principal::new("https://idp.example", "alice"));
+//! let alice = Admission::of(Caller::user("https://idp.example", "alice"));
 //! let listening = subs
 //!     .listen(RequestId::Number(1), filter.clone(), alice)
 //!     .await
@@ -75,7 +76,7 @@ const IDLE: Duration = Duration::from_secs(3600);
 
 pub(super) type Routes = HashMap<SubscriptionKey, mpsc::UnboundedSender<Event>>;
 
-pub(super) struct Shared<C> {
+pub(super) struct DriverState<C> {
     pub(super) registry: Mutex<Registry<C>>,
     pub(super) routes: Mutex<Routes>,
     pub(super) wake: Arc<Notify>,
@@ -83,7 +84,7 @@ pub(super) struct Shared<C> {
     pub(super) retirements: Mutex<Option<mpsc::UnboundedSender<SessionRetired>>>,
 }
 
-impl<C> Shared<C> {
+impl<C> DriverState<C> {
     pub(super) fn registry(&self) -> MutexGuard<'_, Registry<C>> {
         self.registry.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -93,7 +94,7 @@ impl<C> Shared<C> {
     }
 }
 
-impl<C> Drop for Shared<C> {
+impl<C> Drop for DriverState<C> {
     fn drop(&mut self) {
         // The last handle is gone: let the driver task see it and exit.
         self.wake.notify_one();
@@ -103,7 +104,7 @@ impl<C> Drop for Shared<C> {
 /// A [`Registry`] driven by a tokio task; cheap to clone. The task stops once every handle
 /// and every [`Listening`] is dropped.
 pub struct RegistryHandle<C> {
-    pub(super) shared: Arc<Shared<C>>,
+    pub(super) shared: Arc<DriverState<C>>,
 }
 
 impl<C> Clone for RegistryHandle<C> {
@@ -153,7 +154,7 @@ impl<C: MonotonicClock + 'static> RegistryHandle<C> {
         let wake = Arc::new(Notify::new());
         let waker = wake.clone();
         registry.set_waker(move || waker.notify_one());
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(DriverState {
             registry: Mutex::new(registry),
             routes: Mutex::default(),
             wake,
@@ -167,8 +168,8 @@ impl<C: MonotonicClock + 'static> RegistryHandle<C> {
     /// [`Listening`] once allowed (send the acknowledgment now), or why not (answer the
     /// request with an error; nothing was acknowledged). `admission` is what the server
     /// authenticated; the authorizer sees it in every check
-    /// ([`AuthorizationContext::principal`](super::AuthorizationContext::principal)) and
-    /// its principal selects the subscription for [`reconcile_matching`](Self::reconcile_matching).
+    /// ([`AuthorizationContext::caller`](super::AuthorizationContext::caller)) and
+    /// its caller selects the subscription for [`reconcile_matching`](Self::reconcile_matching).
     ///
     /// Cancel safe: dropping the future closes the subscription.
     pub async fn listen(
@@ -288,7 +289,7 @@ impl<C: MonotonicClock> fmt::Debug for Listening<C> {
 
 /// The driving task: runs the registry whenever the waker fires or a deadline passes, and
 /// routes each event to its subscription.
-async fn drive<C: MonotonicClock>(shared: Weak<Shared<C>>) {
+async fn drive<C: MonotonicClock>(shared: Weak<DriverState<C>>) {
     loop {
         let Some(s) = shared.upgrade() else { return };
         let wait = s.registry().time_until_next_deadline();

@@ -15,15 +15,17 @@
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //! use mrtr_std::clock::StdMonotonicClock;
+//! use mrtr_std::caller::Caller;
 //! use mrtr_subscriptions::{Admission, Authorization, AuthorizationContext, Grant,
-//!     InvocationFeatures, Principal, Registry, RegistryConfig, RegistryHandle};
+//!     InvocationFeatures, Registry, RegistryConfig, RegistryHandle};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
 //! let authorizer = |ctx: &AuthorizationContext, _: &InvocationFeatures| {
-//!     Ok(match ctx.principal() {
-//!         Some(_) => Authorization::Allowed(Grant::for_duration(ctx, Duration::from_secs(60))),
-//!         None => Authorization::Denied,
+//!     Ok(if ctx.caller().is_anonymous() {
+//!         Authorization::Denied
+//!     } else {
+//!         Authorization::Allowed(Grant::for_duration(ctx, Duration::from_secs(60)))
 //!     })
 //! };
 //! let registry =
@@ -31,7 +33,7 @@
 //! let subs = RegistryHandle::spawn(registry);
 //! let mut retired = subs.session_retirements().expect("first call");
 //!
-//! let alice = Admission::of(Principal::new("https://idp.example", "alice"));
+//! let alice = Admission::of(Caller::user("https://idp.example", "alice"));
 //! let key = subs.subscribe_resource("session-1", "file:///report", alice).await.unwrap();
 //! assert!(subs.may_deliver(key)); // answer resources/subscribe, then deliver updates
 //!
@@ -51,7 +53,7 @@ use std::sync::Arc;
 use mrtr_core::lease::EndReason;
 use tokio::sync::mpsc;
 
-use super::{RegistryHandle, Routes, Shared};
+use super::{DriverState, RegistryHandle, Routes};
 use crate::admission::Admission;
 use crate::events::{Event, Refused};
 use crate::key::SubscriptionKey;
@@ -97,7 +99,7 @@ pub struct SessionRetired {
 
 /// Called by the driver task for each [`Event::SessionRetired`]: forwards it to the
 /// retirement channel and drops the routes of the released grants.
-pub(super) fn route_retirement<C>(shared: &Shared<C>, routes: &mut Routes, event: &Event) {
+pub(super) fn route_retirement<C>(shared: &DriverState<C>, routes: &mut Routes, event: &Event) {
     let Event::SessionRetired {
         session,
         reason,
