@@ -19,10 +19,11 @@ use crate::caller::Caller;
 use crate::error::ToErrorData;
 
 /// The engine generation a request is served by.
-pub(crate) type Engine<R> = std::sync::Arc<mrtr_std::engine::Generation<R, mrtr_std::SystemClock>>;
+pub(crate) type EngineRef<R> =
+    std::sync::Arc<mrtr_std::engine::Generation<R, mrtr_std::SystemClock>>;
 
 /// What a request is bound to, owned (so it can be kept across the handler's awaits).
-pub(crate) struct Binding {
+pub(crate) struct Bound {
     pub(crate) method: Method,
     pub(crate) version: String,
     pub(crate) target: String,
@@ -30,7 +31,7 @@ pub(crate) struct Binding {
     pub(crate) args: Result<ArgsDigest, Unbindable>,
 }
 
-impl Binding {
+impl Bound {
     /// The request to seal the next token against.
     pub(crate) fn request(&self) -> ResumeRequest<'_> {
         ResumeRequest::from_parts(
@@ -72,7 +73,7 @@ impl Origin {
 /// store where these few hundred bytes would take a `memcpy` each time, which costs more than
 /// the one allocation per request (figures in CHANGELOG.md, "Measured design decisions").
 pub(crate) struct Request {
-    pub(crate) binding: Binding,
+    pub(crate) binding: Bound,
     pub(crate) input_responses: Option<InputResponses>,
     pub(crate) origin: Origin,
     /// The caller's quotas, if the server set any: a pause is charged before it is sealed.
@@ -88,7 +89,7 @@ pub(crate) struct Request {
 /// client could not repeat may happen before the commit succeeds.
 #[must_use = "commit the pending request to spend its token and run the handler"]
 pub struct Pending<R = AnyReplayCache> {
-    pub(crate) engine: Engine<R>,
+    pub(crate) engine: EngineRef<R>,
     pub(crate) req: Box<Request>,
     pub(crate) verified: Verified,
 }
@@ -158,7 +159,7 @@ impl<R> fmt::Debug for Pending<R> {
 /// ([`Call::input_responses`]), and either completes or pauses again ([`Call::pause`],
 /// [`Call::retry`]).
 pub struct Call<R = AnyReplayCache> {
-    pub(crate) engine: Engine<R>,
+    pub(crate) engine: EngineRef<R>,
     pub(crate) req: Box<Request>,
     pub(crate) step: Step,
     /// Set when the rounds run in this process (a 2025-era session, see [`crate::eras`]):
@@ -317,8 +318,8 @@ impl<R> fmt::Debug for Call<R> {
 /// Keeps the state an in-process round pauses with, once mrtr-std's pause checks pass (the
 /// round cap, answered as a 2026-07-28 resume beyond it is, and the state's size limit).
 pub(crate) fn keep<R>(
-    engine: &Engine<R>,
-    binding: &Binding,
+    engine: &EngineRef<R>,
+    binding: &Bound,
     local: &Local,
     bytes: Vec<u8>,
 ) -> Result<(), ErrorData> {

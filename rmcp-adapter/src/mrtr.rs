@@ -16,7 +16,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 
-use crate::call::{Binding, Origin, Pending, Request};
+use crate::call::{Bound, Origin, Pending, Request};
 use crate::caller::{
     Caller, Charge, FromExtensions, PrincipalSource, QuotaGate, default_quota_key, http_parts,
 };
@@ -233,7 +233,7 @@ impl<R: AsyncReplayCache> Mrtr<R> {
         Ok(Pending {
             engine,
             req: Box::new(Request {
-                binding: Binding {
+                binding: Bound {
                     method,
                     version,
                     target: target.to_owned(),
