@@ -400,6 +400,16 @@ fn sources() -> Vec<(PathBuf, String)> {
     }
     // The lease machine holds no secret or sealed material: check ids, times and flags only.
     out.retain(|(p, _)| !unix(p).contains("/lease/"));
+    // Unit tests kept in their own file (`#[cfg(test)] mod tests;`) are test code, as is
+    // everything after `#[cfg(test)]` in a file (`code_lines`).
+    out.retain(|(p, _)| {
+        let p = unix(p);
+        let in_src = p.rsplit_once("/src/").map_or(p.as_str(), |(_, rest)| rest);
+        !(in_src == "tests.rs"
+            || in_src.ends_with("/tests.rs")
+            || in_src.starts_with("tests/")
+            || in_src.contains("/tests/"))
+    });
     out
 }
 
