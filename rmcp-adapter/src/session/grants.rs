@@ -204,19 +204,17 @@ impl<C: MonotonicClock + 'static> ResourceGrants<C> {
     /// The session ended (`DELETE`, idled out): releases its grants in the registry (no
     /// authorizer call). Returns how many.
     pub fn forget(&self, session: &str) -> usize {
-        let _peers = self.release(session);
+        // The peers' lock is held across the release, so that a subscribe finishing now sees
+        // the grant gone (see `subscribe`).
+        let mut peers = self.peers();
+        peers.remove(session);
         self.inner.registry.close_session(session)
     }
 
     /// Drops the session's client only: for a session the registry retired, whose grants the
     /// registry has already released.
-    pub(super) fn release(
-        &self,
-        session: &str,
-    ) -> MutexGuard<'_, HashMap<Arc<str>, Peer<RoleServer>>> {
-        let mut peers = self.peers();
-        peers.remove(session);
-        peers
+    pub(super) fn release(&self, session: &str) {
+        self.peers().remove(session);
     }
 
     /// Sessions holding at least one grant now (the registry's count).

@@ -72,7 +72,7 @@ impl<C: MonotonicClock + 'static> Release for ResourceGrants<C> {
         self.forget(session)
     }
     fn retired(&self, session: &str) {
-        drop(self.release(session));
+        self.release(session);
     }
 }
 

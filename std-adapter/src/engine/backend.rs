@@ -1,17 +1,5 @@
 //! [`Backend`]: an AEAD provider an engine can run, named for configuration.
 
-// Built without any backend feature, `Backend` has no value: nothing here can run, and what
-// would use the arguments is compiled out.
-#![cfg_attr(
-    not(any(
-        feature = "aes-gcm",
-        feature = "chacha20poly1305",
-        feature = "aes-gcm-siv",
-        feature = "aws-lc"
-    )),
-    allow(unused_variables, unreachable_code, unreachable_patterns, dead_code)
-)]
-
 use std::fmt;
 use std::str::FromStr;
 
