@@ -219,7 +219,7 @@ impl fmt::Display for StartupError {
 
 impl std::error::Error for StartupError {}
 
-impl<Clk: Clock + Clone> Rotating<AnyReplayCache, Clk> {
+impl<Clk: Clock + Clone + Send + Sync + 'static> Rotating<AnyReplayCache, Clk> {
     /// Whether mrtr can serve, from what the replay store last saw (no I/O).
     pub fn readiness(&self) -> Health {
         Health::new(self.replay_cache().readiness(), &self.engine())

@@ -178,7 +178,8 @@ impl KeyReloader {
     pub fn new<T, R, Clk>(engine: T, source: KeySource) -> Self
     where
         T: AsRef<Rotating<R, Clk>> + Send + Sync + 'static,
-        Clk: Clock + Clone,
+        R: Send + Sync + 'static,
+        Clk: Clock + Clone + Send + Sync + 'static,
     {
         let seen = source.path().and_then(|p| std::fs::read(p).ok()).map(|b| {
             let bytes = Zeroizing::new(b);

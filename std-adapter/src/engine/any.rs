@@ -1,7 +1,6 @@
 //! [`AnyEngine`]: the [`Engine`] with its AEAD backend chosen at run time ([`Backend`]).
 
-// Built without any backend feature, `Backend` has no value: nothing here can run, and what
-// would use the arguments is compiled out.
+// Built without any backend feature, `Backend` has no value: nothing here can run.
 #![cfg_attr(
     not(any(
         feature = "aes-gcm",
@@ -9,71 +8,191 @@
         feature = "aes-gcm-siv",
         feature = "aws-lc"
     )),
-    allow(unused_variables, unreachable_code, unreachable_patterns, dead_code)
+    allow(dead_code)
 )]
 
-use std::convert::Infallible;
 use std::fmt;
-use std::marker::PhantomData;
 
 use mrtr_core::cipher::{Algorithm, Cipher};
 use mrtr_core::key::KeyId;
-use mrtr_core::replay::ReplayCache;
+use mrtr_core::replay::{ReplayCache, ReplayError};
 use mrtr_core::{Clock, Codec, Reason, Round};
 use serde_json::Value;
 
-use super::backend::Backend;
+use super::backend::{Backend, WithCipher};
 use super::config::{Audience, EngineConfig, EngineConfigError};
+use super::step::Record;
 use super::{Engine, NonceSource, PauseError, Step, Verified};
 use crate::clock::SystemClock;
 use crate::jsonrpc::{JsonRpcError, ResumeRequest};
 use crate::keys::KeyConfig;
 use mrtr_replay::{AnyReplayCache, AsyncReplayCache};
 
-/// The engine of each backend this build has. Built once per process and never moved per
-/// request, so the sizes of the variants do not matter.
-#[allow(clippy::large_enum_variant)]
-enum Inner<R, Clk> {
-    #[cfg(feature = "aes-gcm")]
-    Aes256Gcm(Engine<mrtr_aes_gcm::Aes256Gcm, R, Clk>),
-    #[cfg(feature = "chacha20poly1305")]
-    ChaCha20Poly1305(Engine<mrtr_chacha20poly1305::ChaCha20Poly1305, R, Clk>),
-    #[cfg(feature = "chacha20poly1305")]
-    XChaCha20Poly1305(Engine<mrtr_chacha20poly1305::XChaCha20Poly1305, R, Clk>),
-    #[cfg(feature = "aes-gcm-siv")]
-    Aes256GcmSiv(Engine<mrtr_aes_gcm_siv::Aes256GcmSiv, R, Clk>),
-    #[cfg(feature = "aws-lc")]
-    AwsLcAes256Gcm(Engine<mrtr_aws_lc::Aes256Gcm, R, Clk>),
-    #[cfg(feature = "aws-lc")]
-    AwsLcChaCha20Poly1305(Engine<mrtr_aws_lc::ChaCha20Poly1305, R, Clk>),
-    #[cfg(feature = "aws-lc")]
-    AwsLcAes256GcmSiv(Engine<mrtr_aws_lc::Aes256GcmSiv, R, Clk>),
-    /// Never built: keeps `R` and `Clk` in use when no backend feature is enabled.
-    #[allow(dead_code)]
-    None(Infallible, PhantomData<fn() -> (R, Clk)>),
+/// What [`AnyEngine`] asks of the engine of its backend: the [`Engine`] API with the cipher
+/// type erased. The replay store is not behind it: [`AnyEngine`] awaits its store itself and
+/// hands the answer back ([`Erased::recorded`]), so no future is boxed.
+trait Erased<R, Clk>: Send + Sync {
+    fn nonce_source(&self) -> NonceSource;
+    fn current_key_id(&self) -> KeyId;
+    fn seals_left(&self) -> u32;
+    fn seals_used(&self) -> Vec<(KeyId, u32)>;
+    fn limits(&self) -> EngineConfig;
+    fn replay_cache(&self) -> &R;
+    fn clock(&self) -> &Clk;
+    fn pause(&self, req: &ResumeRequest<'_>, round: Round, continuation: &[u8])
+    -> Result<String, PauseError>;
+    fn input_required(
+        &self,
+        req: &ResumeRequest<'_>,
+        round: Round,
+        continuation: &[u8],
+        input_requests: Option<Value>,
+    ) -> Result<Value, PauseError>;
+    fn verify(&self, req: &ResumeRequest<'_>) -> Result<Verified, JsonRpcError>;
+    fn check_local_pause(
+        &self,
+        req: &ResumeRequest<'_>,
+        round: Round,
+        state_len: usize,
+    ) -> Result<(), PauseError>;
+    fn reject(&self, reason: Reason) -> JsonRpcError;
+    fn precheck(&self, message: &Value) -> Option<JsonRpcError>;
+    fn recorded(
+        &self,
+        step: Step,
+        r: &Record,
+        answer: Result<(), ReplayError>,
+    ) -> Result<Step, JsonRpcError>;
+    fn fmt_codec(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
 }
 
-/// Runs `$body` with `$e` bound to the engine inside whichever backend `$inner` holds.
-macro_rules! each_engine {
-    ($inner:expr, $e:ident => $body:expr) => {
-        match $inner {
-            #[cfg(feature = "aes-gcm")]
-            Inner::Aes256Gcm($e) => $body,
-            #[cfg(feature = "chacha20poly1305")]
-            Inner::ChaCha20Poly1305($e) => $body,
-            #[cfg(feature = "chacha20poly1305")]
-            Inner::XChaCha20Poly1305($e) => $body,
-            #[cfg(feature = "aes-gcm-siv")]
-            Inner::Aes256GcmSiv($e) => $body,
-            #[cfg(feature = "aws-lc")]
-            Inner::AwsLcAes256Gcm($e) => $body,
-            #[cfg(feature = "aws-lc")]
-            Inner::AwsLcChaCha20Poly1305($e) => $body,
-            #[cfg(feature = "aws-lc")]
-            Inner::AwsLcAes256GcmSiv($e) => $body,
-            Inner::None(never, _) => match *never {},
+impl<C, R, Clk> Erased<R, Clk> for Engine<C, R, Clk>
+where
+    C: Cipher + Send + Sync,
+    R: Send + Sync,
+    Clk: Clock + Send + Sync,
+{
+    fn nonce_source(&self) -> NonceSource {
+        Engine::nonce_source(self)
+    }
+    fn current_key_id(&self) -> KeyId {
+        self.mrtr().keys().current().id().clone()
+    }
+    fn seals_left(&self) -> u32 {
+        let ring = self.mrtr().keys();
+        ring.seal_limit().saturating_sub(ring.current().seals_used())
+    }
+    fn seals_used(&self) -> Vec<(KeyId, u32)> {
+        let ring = self.mrtr().keys();
+        ring.iter().map(|k| (k.id().clone(), k.seals_used())).collect()
+    }
+    fn limits(&self) -> EngineConfig {
+        let m = self.mrtr();
+        EngineConfig {
+            ttl_ms: m.ttl_ms(),
+            max_rounds: m.max_rounds(),
+            error_detail: m.error_detail(),
+            audience: m
+                .audience()
+                .map_or(Audience::None, |a| Audience::Named(a.to_owned())),
+            max_lifetime_ms: Some(m.max_lifetime_ms()),
+            max_clock_skew_ms: m.max_clock_skew_ms(),
+            accept_v1: m.accept_v1(),
+            nonce_source: Engine::nonce_source(self),
         }
-    };
+    }
+    fn replay_cache(&self) -> &R {
+        Engine::replay_cache(self)
+    }
+    fn clock(&self) -> &Clk {
+        self.mrtr().clock()
+    }
+    fn pause(
+        &self,
+        req: &ResumeRequest<'_>,
+        round: Round,
+        continuation: &[u8],
+    ) -> Result<String, PauseError> {
+        Engine::pause(self, req, round, continuation)
+    }
+    fn input_required(
+        &self,
+        req: &ResumeRequest<'_>,
+        round: Round,
+        continuation: &[u8],
+        input_requests: Option<Value>,
+    ) -> Result<Value, PauseError> {
+        Engine::input_required(self, req, round, continuation, input_requests)
+    }
+    fn verify(&self, req: &ResumeRequest<'_>) -> Result<Verified, JsonRpcError> {
+        Engine::verify(self, req)
+    }
+    fn check_local_pause(
+        &self,
+        req: &ResumeRequest<'_>,
+        round: Round,
+        state_len: usize,
+    ) -> Result<(), PauseError> {
+        Engine::check_local_pause(self, req, round, state_len)
+    }
+    fn reject(&self, reason: Reason) -> JsonRpcError {
+        Engine::reject(self, reason)
+    }
+    fn precheck(&self, message: &Value) -> Option<JsonRpcError> {
+        Engine::precheck(self, message)
+    }
+    fn recorded(
+        &self,
+        step: Step,
+        r: &Record,
+        answer: Result<(), ReplayError>,
+    ) -> Result<Step, JsonRpcError> {
+        Engine::recorded(self, step, r, answer)
+    }
+    fn fmt_codec(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.mrtr(), f)
+    }
+}
+
+/// Builds the engine of one backend: [`Backend::with_cipher`] runs it with that backend's
+/// cipher type.
+struct Build<'a, R, Clk> {
+    keys: KeyConfig,
+    config: EngineConfig,
+    replay: R,
+    clock: Clk,
+    used: &'a dyn Fn(&KeyId) -> u32,
+    label: &'static str,
+}
+
+impl<R, Clk> WithCipher for Build<'_, R, Clk>
+where
+    R: Send + Sync + 'static,
+    Clk: Clock + Send + Sync + 'static,
+{
+    type Output = Result<Box<dyn Erased<R, Clk>>, EngineConfigError>;
+
+    fn run<C: Cipher + Send + Sync + 'static>(self) -> Self::Output {
+        let Build { keys, config, replay, clock, used, label } = self;
+        let builder = Codec::builder(keys.into_ring_counting::<C, 4>(used)?, clock);
+        let builder = match &config.audience {
+            Audience::Unset => return Err(EngineConfigError::AudienceUnset),
+            Audience::None => builder.without_audience(),
+            Audience::Named(name) => builder.audience(name),
+        };
+        let codec = builder
+            .ttl_ms(config.ttl_ms)
+            .max_lifetime_ms(config.max_lifetime_ms.unwrap_or(config.ttl_ms))
+            .max_clock_skew_ms(config.max_clock_skew_ms)
+            .accept_v1(config.accept_v1)
+            .max_rounds(config.max_rounds)
+            .error_detail(config.error_detail)
+            .build()?;
+        let engine = Engine::new(codec, replay)
+            .with_nonce_source(config.nonce_source)?
+            .with_backend_label(label);
+        Ok(Box::new(engine))
+    }
 }
 
 /// An [`Engine`] whose AEAD backend is chosen at run time (by a flag or a configuration
@@ -116,10 +235,10 @@ macro_rules! each_engine {
 /// ```
 pub struct AnyEngine<R = AnyReplayCache, Clk = SystemClock> {
     backend: Backend,
-    inner: Inner<R, Clk>,
+    inner: Box<dyn Erased<R, Clk>>,
 }
 
-impl<R> AnyEngine<R, SystemClock> {
+impl<R: Send + Sync + 'static> AnyEngine<R, SystemClock> {
     /// Builds the engine for `backend` from a key configuration, the limits and the replay
     /// cache, on the system clock.
     ///
@@ -134,7 +253,11 @@ impl<R> AnyEngine<R, SystemClock> {
     }
 }
 
-impl<R, Clk: Clock> AnyEngine<R, Clk> {
+impl<R, Clk> AnyEngine<R, Clk>
+where
+    R: Send + Sync + 'static,
+    Clk: Clock + Send + Sync + 'static,
+{
     /// [`AnyEngine::new`] on another clock (a manual clock, in tests).
     pub fn with_clock(
         backend: Backend,
@@ -156,69 +279,25 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
         clock: Clk,
         used: impl Fn(&KeyId) -> u32,
     ) -> Result<Self, EngineConfigError> {
-        fn build<C: Cipher, R, Clk: Clock>(
-            keys: KeyConfig,
-            limits: EngineConfig,
-            clock: Clk,
-            replay: R,
-            used: &dyn Fn(&KeyId) -> u32,
-        ) -> Result<Engine<C, R, Clk>, EngineConfigError> {
-            let builder = Codec::builder(keys.into_ring_counting::<C, 4>(used)?, clock);
-            let builder = match &limits.audience {
-                Audience::Unset => return Err(EngineConfigError::AudienceUnset),
-                Audience::None => builder.without_audience(),
-                Audience::Named(name) => builder.audience(name),
-            };
-            let mrtr = builder
-                .ttl_ms(limits.ttl_ms)
-                .max_lifetime_ms(limits.max_lifetime_ms.unwrap_or(limits.ttl_ms))
-                .max_clock_skew_ms(limits.max_clock_skew_ms)
-                .accept_v1(limits.accept_v1)
-                .max_rounds(limits.max_rounds)
-                .error_detail(limits.error_detail)
-                .build()?;
-            Engine::new(mrtr, replay).with_nonce_source(limits.nonce_source)
-        }
         if !limits.nonce_source.allows(backend.algorithm()) {
             return Err(EngineConfigError::NonceSourceUnsafe {
                 nonce_source: limits.nonce_source,
                 algorithm: backend.algorithm(),
             });
         }
-        let label = backend.name();
-        let inner = match backend {
-            #[cfg(feature = "aes-gcm")]
-            Backend::Aes256Gcm => Inner::Aes256Gcm(
-                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
-            ),
-            #[cfg(feature = "chacha20poly1305")]
-            Backend::ChaCha20Poly1305 => Inner::ChaCha20Poly1305(
-                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
-            ),
-            #[cfg(feature = "chacha20poly1305")]
-            Backend::XChaCha20Poly1305 => Inner::XChaCha20Poly1305(
-                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
-            ),
-            #[cfg(feature = "aes-gcm-siv")]
-            Backend::Aes256GcmSiv => Inner::Aes256GcmSiv(
-                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
-            ),
-            #[cfg(feature = "aws-lc")]
-            Backend::AwsLcAes256Gcm => Inner::AwsLcAes256Gcm(
-                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
-            ),
-            #[cfg(feature = "aws-lc")]
-            Backend::AwsLcChaCha20Poly1305 => Inner::AwsLcChaCha20Poly1305(
-                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
-            ),
-            #[cfg(feature = "aws-lc")]
-            Backend::AwsLcAes256GcmSiv => Inner::AwsLcAes256GcmSiv(
-                build(keys, limits, clock, replay, &used)?.with_backend_label(label),
-            ),
-        };
+        let inner = backend.with_cipher(Build {
+            keys,
+            config: limits,
+            replay,
+            clock,
+            used: &used,
+            label: backend.name(),
+        })?;
         Ok(Self { backend, inner })
     }
+}
 
+impl<R, Clk> AnyEngine<R, Clk> {
     /// The backend in use.
     pub fn backend(&self) -> Backend {
         self.backend
@@ -226,31 +305,23 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
 
     /// Where token ids and nonces come from.
     pub fn nonce_source(&self) -> NonceSource {
-        each_engine!(&self.inner, e => e.nonce_source())
+        self.inner.nonce_source()
     }
 
     /// The id of the key that seals.
     pub fn current_key_id(&self) -> KeyId {
-        each_engine!(&self.inner, e => e.mrtr().keys().current().id().clone())
+        self.inner.current_key_id()
     }
 
     /// How many more seals the current key may perform in this process before every pause
     /// fails with [`SealError::KeyExhausted`](mrtr_core::SealError::KeyExhausted).
     pub fn seals_left(&self) -> u32 {
-        each_engine!(&self.inner, e => {
-            let ring = e.mrtr().keys();
-            ring.seal_limit().saturating_sub(ring.current().seals_used())
-        })
+        self.inner.seals_left()
     }
 
     /// How many seals each key has performed in this process, current key first.
     pub fn seals_used(&self) -> Vec<(KeyId, u32)> {
-        each_engine!(&self.inner, e => e
-            .mrtr()
-            .keys()
-            .iter()
-            .map(|k| (k.id().clone(), k.seals_used()))
-            .collect())
+        self.inner.seals_used()
     }
 
     /// The AEAD algorithm in use.
@@ -260,31 +331,17 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
 
     /// The limits in use.
     pub fn limits(&self) -> EngineConfig {
-        each_engine!(&self.inner, e => {
-            let m = e.mrtr();
-            EngineConfig {
-                ttl_ms: m.ttl_ms(),
-                max_rounds: m.max_rounds(),
-                error_detail: m.error_detail(),
-                audience: m
-                    .audience()
-                    .map_or(Audience::None, |a| Audience::Named(a.to_owned())),
-                max_lifetime_ms: Some(m.max_lifetime_ms()),
-                max_clock_skew_ms: m.max_clock_skew_ms(),
-                accept_v1: m.accept_v1(),
-                nonce_source: e.nonce_source(),
-            }
-        })
+        self.inner.limits()
     }
 
     /// The replay cache.
     pub fn replay_cache(&self) -> &R {
-        each_engine!(&self.inner, e => e.replay_cache())
+        self.inner.replay_cache()
     }
 
     /// The clock.
     pub fn clock(&self) -> &Clk {
-        each_engine!(&self.inner, e => e.mrtr().clock())
+        self.inner.clock()
     }
 
     /// [`Engine::pause`]: seals a paused call's continuation; returns the `requestState`.
@@ -294,7 +351,7 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
         round: Round,
         continuation: &[u8],
     ) -> Result<String, PauseError> {
-        each_engine!(&self.inner, e => e.pause(req, round, continuation))
+        self.inner.pause(req, round, continuation)
     }
 
     /// [`Engine::input_required`]: the sealed state in an `input_required` result.
@@ -305,12 +362,12 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
         continuation: &[u8],
         input_requests: Option<Value>,
     ) -> Result<Value, PauseError> {
-        each_engine!(&self.inner, e => e.input_required(req, round, continuation, input_requests))
+        self.inner.input_required(req, round, continuation, input_requests)
     }
 
     /// [`Engine::verify`]: every check but the replay record.
     pub fn verify(&self, req: &ResumeRequest<'_>) -> Result<Verified, JsonRpcError> {
-        each_engine!(&self.inner, e => e.verify(req))
+        self.inner.verify(req)
     }
 
     /// [`Engine::check_local_pause`]: may a pause kept in this process (2025 era) happen?
@@ -320,30 +377,38 @@ impl<R, Clk: Clock> AnyEngine<R, Clk> {
         round: Round,
         state_len: usize,
     ) -> Result<(), PauseError> {
-        each_engine!(&self.inner, e => e.check_local_pause(req, round, state_len))
+        self.inner.check_local_pause(req, round, state_len)
     }
 
     /// [`Engine::reject`]: the rejection for `reason` in this engine's error-detail mode.
     pub fn reject(&self, reason: Reason) -> JsonRpcError {
-        each_engine!(&self.inner, e => e.reject(reason))
+        self.inner.reject(reason)
     }
 
     /// [`Engine::precheck`]: the rejection for a raw message whose `requestState` on a
     /// pausable method is not a string.
     pub fn precheck(&self, message: &Value) -> Option<JsonRpcError> {
-        each_engine!(&self.inner, e => e.precheck(message))
+        self.inner.precheck(message)
     }
 }
 
 impl<R: ReplayCache, Clk: Clock> AnyEngine<R, Clk> {
     /// [`Engine::resume`]: checks the request's `requestState`, the replay cache last.
     pub fn resume(&self, req: &ResumeRequest<'_>) -> Result<Step, JsonRpcError> {
-        each_engine!(&self.inner, e => e.resume(req))
+        self.commit(self.inner.verify(req)?)
     }
 
     /// [`Engine::commit`]: records a verified token.
     pub fn commit(&self, v: Verified) -> Result<Step, JsonRpcError> {
-        each_engine!(&self.inner, e => e.commit(v))
+        let Some(r) = v.record else {
+            return Ok(v.step);
+        };
+        let now = self.inner.clock().now_ms();
+        let answer = self
+            .inner
+            .replay_cache()
+            .check_and_record(&r.id, r.expires_at_ms, now);
+        self.inner.recorded(v.step, &r, answer)
     }
 }
 
@@ -351,20 +416,40 @@ impl<R: AsyncReplayCache, Clk: Clock> AnyEngine<R, Clk> {
     /// [`Engine::resume_async`]: checks the request's `requestState`, awaiting the replay
     /// cache last.
     pub async fn resume_async(&self, req: &ResumeRequest<'_>) -> Result<Step, JsonRpcError> {
-        each_engine!(&self.inner, e => e.resume_async(req).await)
+        self.commit_async(self.inner.verify(req)?).await
     }
 
     /// [`Engine::commit_async`]: records a verified token in an asynchronous replay cache.
     pub async fn commit_async(&self, v: Verified) -> Result<Step, JsonRpcError> {
-        each_engine!(&self.inner, e => e.commit_async(v).await)
+        let Some(r) = v.record else {
+            return Ok(v.step);
+        };
+        let now = self.inner.clock().now_ms();
+        let answer = self
+            .inner
+            .replay_cache()
+            .check_and_record(&r.id, r.expires_at_ms, now)
+            .await;
+        self.inner.recorded(v.step, &r, answer)
+    }
+}
+
+/// The codec of an [`AnyEngine`], for its `Debug` output.
+struct CodecDebug<'a, R, Clk>(&'a dyn Erased<R, Clk>);
+
+impl<R, Clk> fmt::Debug for CodecDebug<'_, R, Clk> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt_codec(f)
     }
 }
 
 impl<R: fmt::Debug, Clk> fmt::Debug for AnyEngine<R, Clk> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("AnyEngine");
-        d.field("backend", &self.backend);
-        each_engine!(&self.inner, e => d.field("engine", e));
-        d.finish()
+        f.debug_struct("AnyEngine")
+            .field("backend", &self.backend)
+            .field("codec", &CodecDebug(&*self.inner))
+            .field("replay", self.inner.replay_cache())
+            .field("nonce_source", &self.inner.nonce_source())
+            .finish()
     }
 }

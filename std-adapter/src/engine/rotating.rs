@@ -197,7 +197,7 @@ pub struct Rotating<R = AnyReplayCache, Clk = SystemClock> {
     ledger: Mutex<Ledger>,
 }
 
-impl<R> Rotating<R, SystemClock> {
+impl<R: Send + Sync + 'static> Rotating<R, SystemClock> {
     /// An engine for `backend` with `keys`, `limits` and the replay store `replay`, on the
     /// system clock.
     pub fn new(
@@ -210,7 +210,39 @@ impl<R> Rotating<R, SystemClock> {
     }
 }
 
-impl<R, Clk: Clock + Clone> Rotating<R, Clk> {
+impl<R, Clk> Rotating<R, Clk> {
+    /// The limits every generation uses (as configured; [`AnyEngine::limits`] reports them as
+    /// applied).
+    pub fn limits(&self) -> &EngineConfig {
+        &self.limits
+    }
+
+    /// The engine to serve one request with (a snapshot: a reload does not change it).
+    pub fn engine(&self) -> Arc<Generation<R, Clk>> {
+        // A poisoned lock only means a reload panicked after the swap or before it: the
+        // engine inside is whole either way.
+        self.current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The replay store every generation shares.
+    pub fn replay_cache(&self) -> &R {
+        self.replay.get()
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+}
+
+impl<R, Clk> Rotating<R, Clk>
+where
+    R: Send + Sync + 'static,
+    Clk: Clock + Clone + Send + Sync + 'static,
+{
     /// [`Rotating::new`] on another clock (a manual clock, in tests).
     pub fn with_clock(
         backend: Backend,
@@ -257,32 +289,6 @@ impl<R, Clk: Clock + Clone> Rotating<R, Clk> {
             current: RwLock::new(Arc::new(first)),
             ledger: Mutex::new(Ledger::new(fingerprints)),
         })
-    }
-
-    /// The limits every generation uses (as configured; [`AnyEngine::limits`] reports them as
-    /// applied).
-    pub fn limits(&self) -> &EngineConfig {
-        &self.limits
-    }
-
-    /// The engine to serve one request with (a snapshot: a reload does not change it).
-    pub fn engine(&self) -> Arc<Generation<R, Clk>> {
-        // A poisoned lock only means a reload panicked after the swap or before it: the
-        // engine inside is whole either way.
-        self.current
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
-    /// The replay store every generation shares.
-    pub fn replay_cache(&self) -> &R {
-        self.replay.get()
-    }
-
-    /// The backend.
-    pub fn backend(&self) -> Backend {
-        self.backend
     }
 
     /// Replaces the keys: builds the next generation from `keys` (same backend, limits,
