@@ -3,10 +3,10 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use mrtr_replay::{AnyReplayCache, AsyncReplayCache};
 use mrtr_std::engine::{Generation, Rotating};
-use mrtr_std::ijson::Violation;
 use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
 use mrtr_std::quota::{QuotaKey, Quotas};
 use rmcp::RoleServer;
@@ -21,6 +21,26 @@ use crate::caller::{
     Caller, Charge, FromExtensions, PrincipalSource, QuotaGate, default_quota_key, http_parts,
 };
 use crate::error::ToErrorData;
+use crate::layer::Verdict;
+
+/// Whether the missing-layer error has been logged at `ERROR` yet (once per process; later
+/// ones at `DEBUG`).
+static UNCHECKED_LOGGED: AtomicBool = AtomicBool::new(false);
+
+/// The answer to a pausable request that came over HTTP without the precheck layer's
+/// verdict: the server is misconfigured (no [`PrecheckLayer`](crate::PrecheckLayer) in front of
+/// rmcp), and the request's arguments cannot be bound exactly. It is refused before its
+/// `requestState` is looked at, so the answer says nothing about the token.
+fn unchecked() -> ErrorData {
+    const WHY: &str = "PrecheckLayer is not in front of this rmcp service (use mrtr_rmcp::Stack): \
+                       requests over HTTP cannot be bound exactly, so none may pause or resume";
+    if UNCHECKED_LOGGED.swap(true, Ordering::Relaxed) {
+        tracing::debug!(target: "mrtr", "{WHY}");
+    } else {
+        tracing::error!(target: "mrtr", "{WHY}");
+    }
+    ErrorData::internal_error("Internal error: the server cannot check this request", None)
+}
 
 /// mrtr for an rmcp server: the engine that seals and checks `requestState` (a [`Rotating`]
 /// engine, whose keys can be reloaded while it serves), the [`PrincipalSource`] that names
@@ -200,6 +220,11 @@ impl<R: AsyncReplayCache> Mrtr<R> {
         input_responses: Option<InputResponses>,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<Pending<R>, ErrorData> {
+        // Over HTTP, the precheck layer's verdict on the raw text; none on stdio.
+        let verdict = match http_parts(ctx) {
+            Some(parts) => Some(parts.extensions.get::<Verdict>().ok_or_else(unchecked)?),
+            None => None,
+        };
         let (version, era_2025) = crate::eras::protocol(ctx);
         let caller = self.caller(ctx);
         let charge = self
@@ -224,7 +249,7 @@ impl<R: AsyncReplayCache> Mrtr<R> {
             caller.principal(),
         );
         // The precheck layer found the raw request is not I-JSON: it cannot be bound.
-        if let Some(v) = http_parts(ctx).and_then(|p| p.extensions.get::<Violation>()) {
+        if let Some(Verdict::NotIJson(v)) = verdict {
             req = req.not_i_json(v.clone());
         }
         let engine = self.engine();

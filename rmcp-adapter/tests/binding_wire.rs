@@ -7,17 +7,26 @@
 //!   `{"n":1}` does not resume `{"n":1.0}`, `100` not `1e2`, `0` not `-0`, while texts read
 //!   alike resume. (The gateway's digest, `mrtr_json` on the raw text, is held to the same
 //!   pairs in `tests/tests/args_digest.rs`.)
+//! * a server without the precheck layer fails closed: nothing pauses or resumes through it,
+//!   with `-32603` and one `ERROR` log naming the missing layer, and a token it refused is not
+//!   spent.
 
 mod support;
 
-use mrtr_rmcp::{HasMrtr, Mrtr, Parameters};
+use std::io;
+use std::sync::{Arc, Mutex};
+
+use mrtr_rmcp::{HasMrtr, Mrtr, Parameters, log_filter};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
 use rmcp::model::{ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::Value;
-use support::{meta, serve};
+use support::{meta, serve, serve_without_precheck};
+use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::{Layer as _, Registry};
 
 #[derive(Clone)]
 struct Counter {
@@ -40,9 +49,14 @@ struct Args {
 #[tool_router]
 impl Counter {
     fn new() -> Self {
+        Self::sharing(support::mrtr(10))
+    }
+
+    /// A server on `mrtr`: its engine and replay store shared with every other server on it.
+    fn sharing(mrtr: Mrtr) -> Self {
         Self {
             tool_router: Self::tool_router(),
-            mrtr: support::mrtr(10),
+            mrtr,
         }
     }
 
@@ -210,4 +224,75 @@ async fn a_token_resumes_only_arguments_the_handler_reads_as_it_was_paused_with(
             }
         }
     }
+}
+
+/// A log sink shared between the subscriber and the test.
+#[derive(Clone, Default)]
+struct Sink(Arc<Mutex<Vec<u8>>>);
+
+impl io::Write for Sink {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn without_the_precheck_layer_nothing_pauses_or_resumes() {
+    // Global: the servers run on the runtime's threads. Only this test sets it; the other
+    // tests of this file log into it too, but they never miss the layer.
+    let sink = Sink::default();
+    let writer = sink.clone();
+    let subscriber = Registry::default().with(LevelFilter::DEBUG).with(
+        tracing_subscriber::fmt::layer()
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .with_filter(log_filter()),
+    );
+    tracing::subscriber::set_global_default(subscriber).unwrap();
+
+    // Two servers on one engine and one replay store: one set up as documented, one with the
+    // precheck layer forgotten.
+    let mrtr = support::mrtr(10);
+    let checked = serve(Counter::sharing(mrtr.clone())).await;
+    let unchecked = serve_without_precheck(Counter::sharing(mrtr)).await;
+
+    // A fresh call that would pause is refused as a server fault, naming no token.
+    let (status, answer) = post(&unchecked.url, body(r#"{"n":1}"#, "")).await;
+    let (code, message) = error(status, &answer);
+    assert_eq!(code, -32603, "{answer}");
+    assert!(message.contains("cannot check"), "{message}");
+    assert!(answer.get("result").is_none(), "{answer}");
+
+    // A valid token is refused the same way, before it is opened: the same answer as a
+    // token that is garbage, so the misconfiguration is no oracle.
+    let token = pause(&checked.url, r#"{"n":1}"#).await;
+    let refused = resume(&unchecked.url, &token, r#"{"n":1}"#).await;
+    let garbage = resume(&unchecked.url, "AAAA", r#"{"n":1}"#).await;
+    assert_eq!(refused["error"]["code"], -32603, "{refused}");
+    assert_eq!(refused["error"], garbage["error"]);
+
+    // Nothing was spent: the token still resumes where the layer is in place.
+    let resumed = resume(&checked.url, &token, r#"{"n":1}"#).await;
+    assert_eq!(resumed["result"]["content"][0]["text"], "n=1", "{resumed}");
+
+    // The operator is told once, at ERROR, what is missing (then at DEBUG); the token is in
+    // no log line (rmcp's own DEBUG events, which would show it, are kept out by `log_filter`,
+    // as every server should).
+    let log = String::from_utf8_lossy(&sink.0.lock().unwrap()).into_owned();
+    let named: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("PrecheckLayer is not in front"))
+        .collect();
+    assert_eq!(named.len(), 3, "{log}");
+    assert_eq!(
+        named.iter().filter(|l| l.contains("ERROR")).count(),
+        1,
+        "{log}"
+    );
+    assert!(!log.contains(&token), "the token was logged");
 }

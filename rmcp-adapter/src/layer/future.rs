@@ -11,13 +11,12 @@ use bytes::{Buf, Bytes};
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{Either, Full};
-use mrtr_std::ijson::Violation;
 use mrtr_std::jsonrpc::{Precheck, precheck_bytes};
 use serde_json::{Value, json};
 use tower_service::Service;
 
 use super::{
-    Admission, Config, PrecheckService, ResponseBody, error_response, respond, unreadable,
+    Admission, Config, PrecheckService, ResponseBody, Verdict, error_response, respond, unreadable,
 };
 
 /// The answer to a body that is too large or cannot be read.
@@ -161,9 +160,11 @@ where
                 return (Next::Answer, Some(answer));
             }
             match checked.outcome {
-                Precheck::Pass => {}
+                Precheck::Pass => {
+                    parts.extensions.insert(Verdict::IJson);
+                }
                 Precheck::Unbindable(v) => {
-                    parts.extensions.insert::<Violation>(v);
+                    parts.extensions.insert(Verdict::NotIJson(v));
                 }
                 Precheck::Reject(error) => {
                     return (Next::Answer, Some(error_response(&bytes, error.to_value())));

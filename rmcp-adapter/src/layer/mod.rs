@@ -9,8 +9,7 @@
 //! * **Requests that are not I-JSON** (RFC 7493): a duplicate member name or a number a
 //!   double does not carry exactly is gone once a parser has built a map, and the argument
 //!   digest could no longer tell such requests apart. A resume is refused here (uniformly); a
-//!   fresh call goes on marked (the [`Violation`] is put in the HTTP request's extensions, where
-//!   [`Mrtr`](crate::Mrtr) finds it) and cannot pause.
+//!   fresh call goes on marked and cannot pause.
 //! * **JSON that serde_json cannot read**: a number beyond a double's range (`1e400`) or a
 //!   lone surrogate makes rmcp refuse the whole body (HTTP 415). The layer answers such a
 //!   message itself, as JSON-RPC: `-32602` naming the problem and where it is, or the uniform
@@ -28,7 +27,12 @@
 //! over-precise decimals cannot be detected (integers a double does not carry still are,
 //! from the parsed value).
 //!
-//! [`Violation`]: mrtr_std::ijson::Violation
+//! **Over HTTP the layer is required.** It leaves its verdict on every POST it hands on, and
+//! [`Mrtr`](crate::Mrtr) refuses, with `-32603`, a pausable request that came over HTTP without
+//! one: its arguments could not be bound exactly, so it may neither pause nor resume. A server
+//! that forgot the layer fails on its first call, not silently. [`Stack`](crate::Stack) puts
+//! the layer in place.
+//!
 //! [`refuse_unreadable`]: mrtr_std::jsonrpc::refuse_unreadable
 //! [`precheck_bytes`]: mrtr_std::jsonrpc::precheck_bytes
 
@@ -46,11 +50,24 @@ use bytes::Bytes;
 use http::{Response, StatusCode, header};
 use http_body_util::{Either, Full};
 use mrtr_std::core::ErrorDetail;
+use mrtr_std::ijson::Violation;
 use serde_json::{Value, json};
 use tower_layer::Layer;
 
 pub use future::PrecheckFuture;
 use unreadable::unreadable;
+
+/// What the layer found in the raw text of a request it handed on, left in the request's
+/// extensions for [`Mrtr`](crate::Mrtr). Only this crate can make one, so a verdict there
+/// always comes from the layer, and a request over HTTP without one did not pass through it.
+#[derive(Clone, Debug)]
+pub(crate) enum Verdict {
+    /// The text is I-JSON: its arguments can be bound.
+    IJson,
+    /// The text is not I-JSON (a duplicate member name, an over-precise number): its
+    /// arguments cannot be bound, so it cannot pause or resume.
+    NotIJson(Violation),
+}
 
 /// Error type of a boxed body.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

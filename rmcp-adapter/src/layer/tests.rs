@@ -13,7 +13,6 @@ use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, Full};
-use mrtr_std::ijson::Violation;
 use serde_json::Value;
 use tower_service::Service;
 
@@ -59,10 +58,17 @@ impl Body for Pieces {
     }
 }
 
-/// An inner service answering 204, keeping each body it got and whether it came marked
-/// as not I-JSON.
+/// The layer's verdict on a request it handed on, as the inner service saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Seen {
+    IJson,
+    NotIJson,
+    NoVerdict,
+}
+
+/// An inner service answering 204, keeping each body it got and the verdict it came with.
 #[derive(Clone, Default)]
-struct Keeper(Arc<Mutex<Vec<(Bytes, bool)>>>);
+struct Keeper(Arc<Mutex<Vec<(Bytes, Seen)>>>);
 
 impl Service<Request<Full<Bytes>>> for Keeper {
     type Response = Response<Full<Bytes>>;
@@ -76,7 +82,11 @@ impl Service<Request<Full<Bytes>>> for Keeper {
     fn call(&mut self, request: Request<Full<Bytes>>) -> Self::Future {
         let kept = self.0.clone();
         Box::pin(async move {
-            let marked = request.extensions().get::<Violation>().is_some();
+            let marked = match request.extensions().get::<Verdict>() {
+                Some(Verdict::IJson) => Seen::IJson,
+                Some(Verdict::NotIJson(_)) => Seen::NotIJson,
+                None => Seen::NoVerdict,
+            };
             let body = request.into_body().collect().await.unwrap().to_bytes();
             kept.lock().unwrap().push((body, marked));
             let mut response = Response::new(Full::new(Bytes::new()));
@@ -109,7 +119,7 @@ async fn a_body_in_pieces_is_read_whole_before_it_is_checked() {
     );
     // Its number does not survive a double: handed on marked, the bytes whole.
     let kept = keeper.0.lock().unwrap().clone();
-    assert_eq!(kept, vec![(Bytes::from(message), true)]);
+    assert_eq!(kept, vec![(Bytes::from(message), Seen::NotIJson)]);
     // Refused whole: a non-string requestState, sent in two pieces.
     let refused =
         r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","requestState":3}}"#;
@@ -209,7 +219,7 @@ async fn a_body_over_the_limit_or_broken_gets_413_and_never_reaches_the_service(
     let at = Pieces::new(&["[1,2,3,4,", "5,6,77]"], false);
     assert_eq!(send(&mut service, at).await, StatusCode::NO_CONTENT);
     let kept = keeper.0.lock().unwrap().clone();
-    assert_eq!(kept, vec![(Bytes::from("[1,2,3,4,5,6,77]"), false)]);
+    assert_eq!(kept, vec![(Bytes::from("[1,2,3,4,5,6,77]"), Seen::IJson)]);
 }
 
 /// An inner service answering 204, counting its calls.

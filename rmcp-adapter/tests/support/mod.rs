@@ -68,6 +68,30 @@ impl Drop for Served {
 
 /// Serves `server` (stateless 2026-07-28, JSON responses) on a free loopback port.
 pub async fn serve<S: ServerHandler + Clone + Send + Sync + 'static>(server: S) -> Served {
+    serve_with(server, |service| {
+        let mcp = Stack::new(PrecheckLayer::new(ErrorDetail::Uniform))
+            .caller(callers())
+            .layer(service);
+        axum::Router::new().nest_service("/mcp", mcp)
+    })
+    .await
+}
+
+/// [`serve`] misconfigured: the caller layer but no precheck layer in front of rmcp.
+pub async fn serve_without_precheck<S: ServerHandler + Clone + Send + Sync + 'static>(
+    server: S,
+) -> Served {
+    serve_with(server, |service| {
+        axum::Router::new().nest_service("/mcp", callers().layer(service))
+    })
+    .await
+}
+
+/// Serves the router `route` makes of `server`'s rmcp service on a free loopback port.
+async fn serve_with<S: ServerHandler + Clone + Send + Sync + 'static>(
+    server: S,
+    route: impl FnOnce(StreamableHttpService<S, LocalSessionManager>) -> axum::Router,
+) -> Served {
     let stop = CancellationToken::new();
     let service: StreamableHttpService<S, LocalSessionManager> = StreamableHttpService::new(
         move || Ok(server.clone()),
@@ -77,10 +101,7 @@ pub async fn serve<S: ServerHandler + Clone + Send + Sync + 'static>(server: S) 
             .with_json_response(true)
             .with_cancellation_token(stop.child_token()),
     );
-    let mcp = Stack::new(PrecheckLayer::new(ErrorDetail::Uniform))
-        .caller(callers())
-        .layer(service);
-    let router = axum::Router::new().nest_service("/mcp", mcp);
+    let router = route(service);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let done = stop.clone();

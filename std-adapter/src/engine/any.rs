@@ -39,8 +39,12 @@ trait Erased<R, Clk>: Send + Sync {
     fn limits(&self) -> EngineConfig;
     fn replay_cache(&self) -> &R;
     fn clock(&self) -> &Clk;
-    fn pause(&self, req: &ResumeRequest<'_>, round: Round, continuation: &[u8])
-    -> Result<String, PauseError>;
+    fn pause(
+        &self,
+        req: &ResumeRequest<'_>,
+        round: Round,
+        continuation: &[u8],
+    ) -> Result<String, PauseError>;
     fn input_required(
         &self,
         req: &ResumeRequest<'_>,
@@ -80,11 +84,14 @@ where
     }
     fn seals_left(&self) -> u32 {
         let ring = self.mrtr().keys();
-        ring.seal_limit().saturating_sub(ring.current().seals_used())
+        ring.seal_limit()
+            .saturating_sub(ring.current().seals_used())
     }
     fn seals_used(&self) -> Vec<(KeyId, u32)> {
         let ring = self.mrtr().keys();
-        ring.iter().map(|k| (k.id().clone(), k.seals_used())).collect()
+        ring.iter()
+            .map(|k| (k.id().clone(), k.seals_used()))
+            .collect()
     }
     fn limits(&self) -> EngineConfig {
         let m = self.mrtr();
@@ -173,7 +180,14 @@ where
     type Output = Result<Box<dyn Erased<R, Clk>>, EngineConfigError>;
 
     fn run<C: Cipher + Send + Sync + 'static>(self) -> Self::Output {
-        let Build { keys, config, replay, clock, used, label } = self;
+        let Build {
+            keys,
+            config,
+            replay,
+            clock,
+            used,
+            label,
+        } = self;
         let builder = Codec::builder(keys.into_ring_counting::<C, 4>(used)?, clock);
         let builder = match &config.audience {
             Audience::Unset => return Err(EngineConfigError::AudienceUnset),
@@ -362,7 +376,8 @@ impl<R, Clk> AnyEngine<R, Clk> {
         continuation: &[u8],
         input_requests: Option<Value>,
     ) -> Result<Value, PauseError> {
-        self.inner.input_required(req, round, continuation, input_requests)
+        self.inner
+            .input_required(req, round, continuation, input_requests)
     }
 
     /// [`Engine::verify`]: every check but the replay record.
