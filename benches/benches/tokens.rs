@@ -20,8 +20,9 @@ use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 use mrtr_core::cipher::Cipher;
 use mrtr_core::{Clock, Codec, ErrorDetail, Round, TokenBuf, token_len_for};
 use mrtr_replay::MemoryReplayCache;
+use mrtr_std::clock::SystemClock;
+use mrtr_std::rng::OsRng;
 use mrtr_std::rng_fast::FastRng;
-use mrtr_std::{OsRng, SystemClock};
 use rand_core::{SeedableRng, TryCryptoRng, TryRng};
 
 /// Distinct tokens an unseal row cycles through. Opening one token over and over lets the
@@ -285,7 +286,7 @@ fn parts(c: &mut Criterion) {
     header.extend_from_slice(KEY_ID.as_bytes());
     let call = binding();
     // Filled in place into one buffer, as the engine does on every pause and resume.
-    let mut aad = mrtr_core::binding::Aad::new();
+    let mut aad = mrtr_core::Aad::new();
     g.bench_function(BenchmarkId::new("aad-build", 0), |b| {
         b.iter(|| {
             let bytes = aad.fill(black_box(&header), None, &call).expect("fits");

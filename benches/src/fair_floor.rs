@@ -19,8 +19,8 @@
 use base64::Engine as _;
 use base64::engine::Simd;
 use chacha20::ChaCha20Rng;
+use mrtr_core::Aad;
 use mrtr_core::TokenFormat;
-use mrtr_core::binding::Aad;
 use mrtr_core::cipher::{Cipher, MAX_NONCE_LEN, TAG_LEN};
 use mrtr_core::key::SecretKey;
 use mrtr_core::limits::STATE_FIXED_LEN;
@@ -147,7 +147,7 @@ mod tests {
     #[test]
     fn the_floor_token_has_mrtr_s_length_and_opens() {
         fn check<C: Cipher>() {
-            let mrtr = Codec::builder(crate::key_ring::<C>(), mrtr_std::SystemClock)
+            let mrtr = Codec::builder(crate::key_ring::<C>(), mrtr_std::clock::SystemClock)
                 .without_audience()
                 .build()
                 .unwrap();
@@ -158,7 +158,7 @@ mod tests {
                     &binding(),
                     &crate::ARGS,
                     &continuation(256),
-                    &mut mrtr_std::OsRng,
+                    &mut mrtr_std::rng::OsRng,
                     &mut out,
                 )
                 .unwrap();

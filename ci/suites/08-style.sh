@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Style and API hygiene, as CI checks them: no import circles between sibling modules in any
-# crate (ci/module-cycles.py), rustfmt (the workspace, the fuzz crate and the
+# crate (ci/module-cycles.py), one import path per public type (ci/import-paths.py), rustfmt (the workspace, the fuzz crate and the
 # firmware), clippy with -D warnings over every target, rustdoc with -D warnings, and mrtr-std
 # built with no default features (no backend, no tokio, no Redis) and with every feature.
 set -euo pipefail
@@ -16,6 +16,9 @@ log "import circles between sibling modules (ci/module-cycles.py)"
 command -v python3 >/dev/null || die "python3 is missing (ci/module-cycles.py)"
 python3 ci/module-cycles.py --self-test
 python3 ci/module-cycles.py
+log "one import path per public type (ci/import-paths.py)"
+python3 ci/import-paths.py --self-test
+python3 ci/import-paths.py
 log "mrtr-rmcp's README shows examples/two_tools.rs as it is"
 python3 ci/check_readme_example.py
 

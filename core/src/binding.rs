@@ -29,9 +29,9 @@ use crate::error::BindingError;
 use crate::limits::{HEADER_FIXED_LEN, MAX_HEADER_LEN, aad_len, audience_len, principal_len};
 use crate::token::TokenFormat;
 
-pub use crate::limits::{
-    AadLimits, MAX_AAD_LEN, MAX_AUDIENCE_LEN, MAX_METHOD_LEN, MAX_PRINCIPAL_FIELD_LEN,
-    MAX_TARGET_LEN, MAX_VERSION_LEN,
+use crate::limits::{
+    MAX_AAD_LEN, MAX_AUDIENCE_LEN, MAX_METHOD_LEN, MAX_PRINCIPAL_FIELD_LEN, MAX_TARGET_LEN,
+    MAX_VERSION_LEN,
 };
 
 /// The caller a token belongs to.

@@ -25,28 +25,31 @@
 #![warn(missing_docs)]
 
 pub mod b64;
-pub mod binding;
+mod binding;
 mod bytes;
 pub mod cipher;
-pub mod clock;
+mod clock;
 mod ct;
-pub mod engine;
-pub mod error;
+mod engine;
+mod error;
 pub mod key;
 pub mod lease;
 pub mod limits;
 pub mod replay;
 mod secret;
-pub mod token;
+mod token;
 
-pub use token::state;
-
-pub use binding::{Binding, Principal};
+// One path per type: the modules above without `pub` are private, and what they declare for
+// users is exported here, once.
+pub use binding::{Aad, Binding, Principal};
 pub use clock::{Clock, ManualClock};
 pub use engine::{
-    AcceptV1, Builder, Codec, DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS,
-    Resumed, Round, Sealed,
+    AcceptV1, AudienceChoice, AudiencePending, Builder, ChosenAudience, Codec,
+    DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS, Resumed, Round, Sealed,
 };
-pub use error::{BindingError, ConfigError, ErrorDetail, Reason, Rejection, SealError, WireError};
-pub use state::{ArgsDigest, TokenId};
+pub use error::{
+    BindingError, ConfigError, ErrorDetail, INVALID_PARAMS, REJECTION_MESSAGE, Reason, Rejection,
+    SealError, UNIFORM_REASON, WireError,
+};
+pub use token::state::{ArgsDigest, STATE_VERSION, StateView, TokenId};
 pub use token::{TokenBuf, TokenFormat, token_len_for};

@@ -7,8 +7,9 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use mrtr_core::binding::{
-    Aad, MAX_AUDIENCE_LEN, MAX_METHOD_LEN, MAX_PRINCIPAL_FIELD_LEN, MAX_TARGET_LEN, MAX_VERSION_LEN,
+use mrtr_core::Aad;
+use mrtr_core::limits::{
+    MAX_AUDIENCE_LEN, MAX_METHOD_LEN, MAX_PRINCIPAL_FIELD_LEN, MAX_TARGET_LEN, MAX_VERSION_LEN,
 };
 use mrtr_core::{Binding, Principal};
 

@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mrtr_core::state::StateView;
+use mrtr_core::StateView;
 use mrtr_fuzz::{check, expect, fixture, format};
 
 fuzz_target!(|data: &[u8]| {

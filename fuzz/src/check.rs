@@ -1,8 +1,8 @@
 //! Runs a resume the way a server would, and asserts what must hold for every input.
 
-use mrtr_core::error::{INVALID_PARAMS, REJECTION_MESSAGE, UNIFORM_REASON};
 use mrtr_core::replay::SharedReplaySet;
 use mrtr_core::{ErrorDetail, Reason, Rejection, Resumed};
+use mrtr_core::{INVALID_PARAMS, REJECTION_MESSAGE, UNIFORM_REASON};
 
 use crate::expect;
 use crate::fixture::{self, ARGS, MAX_LIFETIME_MS, MAX_ROUNDS, MAX_SKEW_MS, NOW_MS};

@@ -2,7 +2,7 @@
 //! their documentation.
 
 use mrtr_aes_gcm::Aes256Gcm;
-use mrtr_core::binding::Aad;
+use mrtr_core::Aad;
 use mrtr_core::cipher::{Cipher, TAG_LEN};
 use mrtr_core::key::SecretKey;
 

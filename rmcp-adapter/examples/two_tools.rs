@@ -7,13 +7,14 @@
 //! holds `current=k1` and `k1:<32 bytes, base64>` (see `KeyConfig::parse_file`).
 
 use mrtr_rmcp::input::{self, Answer};
+use mrtr_rmcp::layer::PrecheckLayer;
 use mrtr_rmcp::mrtr_replay::AnyReplayCache;
 use mrtr_rmcp::mrtr_std::caller::Caller;
 use mrtr_rmcp::mrtr_std::core::ErrorDetail;
 use mrtr_rmcp::mrtr_std::engine::{Backend, EngineConfig, Rotating};
 use mrtr_rmcp::mrtr_std::keys::KeyConfig;
 use mrtr_rmcp::session::Sessions;
-use mrtr_rmcp::{Call, CallerLayer, HasMrtr, Mrtr, Parameters, PrecheckLayer, Stack};
+use mrtr_rmcp::{Call, CallerLayer, HasMrtr, Mrtr, Parameters, Stack};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
 use rmcp::model::{ServerCapabilities, ServerConfig};

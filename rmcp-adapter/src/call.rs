@@ -20,7 +20,7 @@ use crate::error::ToErrorData;
 
 /// The engine generation a request is served by.
 pub(crate) type EngineRef<R> =
-    std::sync::Arc<mrtr_std::engine::Generation<R, mrtr_std::SystemClock>>;
+    std::sync::Arc<mrtr_std::engine::Generation<R, mrtr_std::clock::SystemClock>>;
 
 /// What a request is bound to, owned (so it can be kept across the handler's awaits).
 pub(crate) struct Bound {

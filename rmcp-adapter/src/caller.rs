@@ -57,16 +57,13 @@ pub(crate) type QuotaKeyFn =
 /// [`SocketAddr`] put there by the server), else the one quota all anonymous callers share.
 pub(crate) fn default_quota_key(caller: &Caller, http: Option<&http::request::Parts>) -> QuotaKey {
     match caller {
-        Caller::User { issuer, subject } => QuotaKey::Principal {
-            issuer: issuer.clone(),
-            subject: subject.clone(),
-        },
+        Caller::User { .. } => QuotaKey::Caller(caller.clone()),
         Caller::Anonymous => {
             let ext = http.map(|p| &p.extensions);
             let addr = ext
                 .and_then(|e| e.get::<IpAddr>().copied())
                 .or_else(|| ext.and_then(|e| e.get::<SocketAddr>()).map(SocketAddr::ip));
-            addr.map_or(QuotaKey::Anonymous, QuotaKey::source)
+            addr.map_or(QuotaKey::Caller(Caller::Anonymous), QuotaKey::source)
         }
     }
 }

@@ -46,7 +46,6 @@ pub use call::{Call, Pending};
 pub use caller::{FromExtensions, PrincipalSource, http_parts};
 pub use error::ToErrorData;
 pub use extract::Parameters;
-pub use layer::PrecheckLayer;
 pub use logs::log_filter;
 pub use mrtr::{HasMrtr, Mrtr};
 pub use mrtr_replay;

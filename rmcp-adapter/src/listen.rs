@@ -2,7 +2,7 @@
 //!
 //! The initial authorization must finish before the acknowledgment, but rmcp acknowledges a
 //! listen before it calls the handler's `listen`. So admission runs in the
-//! [`PrecheckLayer`](crate::PrecheckLayer)'s hook ([`admit`]): the registry runs the initial
+//! [`PrecheckLayer`](crate::layer::PrecheckLayer)'s hook ([`admit`]): the registry runs the initial
 //! check with the caller's principal; a refusal answers the request with a JSON-RPC error and
 //! nothing is acknowledged; an allowed subscription travels to the handler in the HTTP
 //! request's extensions, where [`take`] finds it. While it runs, renewals happen on the
@@ -10,7 +10,7 @@
 //! the handler returning from `listen` makes rmcp send the tagged completion result.
 //!
 //! ```
-//! # use mrtr_rmcp::PrecheckLayer;
+//! # use mrtr_rmcp::layer::PrecheckLayer;
 //! # use mrtr_std::clock::StdMonotonicClock;
 //! # use mrtr_std::core::ErrorDetail;
 //! # use mrtr_std::caller::Caller;
@@ -68,7 +68,7 @@ use crate::caller::{Caller, http_parts};
 use crate::layer::Admission as HookResult;
 
 /// The method whose messages [`admitter`] decides: register it with
-/// [`PrecheckLayer::admit`](crate::PrecheckLayer::admit) for this method.
+/// [`PrecheckLayer::admit`](crate::layer::PrecheckLayer::admit) for this method.
 pub const METHOD: &str = "subscriptions/listen";
 
 /// An admitted subscription on its way from the layer to the handler, in the HTTP request's
@@ -110,7 +110,7 @@ pub fn filter(params: Option<&Value>) -> NotificationFilter {
     }
 }
 
-/// The hook for [`PrecheckLayer::admit`](crate::PrecheckLayer::admit) that admits
+/// The hook for [`PrecheckLayer::admit`](crate::layer::PrecheckLayer::admit) that admits
 /// `subscriptions/listen` messages with [`admit`], as the [`Caller`] in the request's
 /// extensions (anonymous if none); other messages pass untouched.
 pub fn admitter<C: MonotonicClock + 'static>(

@@ -28,7 +28,7 @@ use crate::layer::Verdict;
 static UNCHECKED_LOGGED: AtomicBool = AtomicBool::new(false);
 
 /// The answer to a pausable request that came over HTTP without the precheck layer's
-/// verdict: the server is misconfigured (no [`PrecheckLayer`](crate::PrecheckLayer) in front of
+/// verdict: the server is misconfigured (no [`PrecheckLayer`](crate::layer::PrecheckLayer) in front of
 /// rmcp), and the request's arguments cannot be bound exactly. It is refused before its
 /// `requestState` is looked at, so the answer says nothing about the token.
 fn unchecked() -> ErrorData {
@@ -146,7 +146,7 @@ impl<R> Mrtr<R> {
     }
 
     /// The engine generation to serve one request with.
-    pub fn engine(&self) -> Arc<Generation<R, mrtr_std::SystemClock>> {
+    pub fn engine(&self) -> Arc<Generation<R, mrtr_std::clock::SystemClock>> {
         self.shared.engine.engine()
     }
 

@@ -10,7 +10,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
 use mrtr_replay::MemoryReplayCache;
-use mrtr_replay::memory::{BUDGET_BYTES_PER_ID, DEFAULT_MEMORY_BUDGET};
+use mrtr_replay::{BUDGET_BYTES_PER_ID, DEFAULT_MEMORY_BUDGET};
 use mrtr_std::core::replay::ReplayCache;
 
 /// The system allocator, counting the bytes allocated and not yet freed.

@@ -7,7 +7,7 @@
 //!
 //! ## Map of the crate
 //!
-//! * [`caller`] ([`caller::Caller`], who sent a request, owned), [`clock`] ([`SystemClock`]), [`rng`] ([`OsRng`]), [`rng_fast`] (a reseeding, fork-aware
+//! * [`caller`] ([`caller::Caller`], who sent a request, owned), [`clock`] ([`clock::SystemClock`]), [`rng`] ([`rng::OsRng`]), [`rng_fast`] (a reseeding, fork-aware
 //!   userspace CSPRNG, for AES-256-GCM-SIV only), [`keys`] ([`keys::KeyConfig`]);
 //! * [`engine`]: [`engine::Engine`], [`engine::AnyEngine`], [`engine::Step`];
 //!   [`jsonrpc`]: [`jsonrpc::ResumeRequest`]; [`jcs`];
@@ -17,26 +17,20 @@
 //! * operations: [`health`] (readiness and the startup check), `reload` (feature `tokio`: key
 //!   reloads on a watched file or SIGHUP), `metrics` (feature `metrics`; Prometheus text with
 //!   feature `prometheus`); `docs/operations.md` is the operator's guide;
-//! * [`core`]: mrtr-core itself, re-exported, with the backends' ciphers
-//!   ([`Aes256Gcm`], [`ChaCha20Poly1305`], [`XChaCha20Poly1305`]) and [`Algorithm`].
+//! * [`core`]: mrtr-core itself, re-exported (the algorithms are
+//!   [`core::cipher::Algorithm`]; each backend's cipher type is in its own crate, and
+//!   [`engine::Backend`] names them for configuration).
+//!
+//! Each public type has one path: a module declares it and exports it, and no other module
+//! of this crate re-exports it (`ci/import-paths.py` checks every crate).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-#[cfg(feature = "aes-gcm")]
-pub use mrtr_aes_gcm::Aes256Gcm;
-#[cfg(feature = "aes-gcm-siv")]
-pub use mrtr_aes_gcm_siv::Aes256GcmSiv;
-#[cfg(feature = "chacha20poly1305")]
-pub use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 pub use mrtr_core as core;
-pub use mrtr_core::cipher::Algorithm;
 /// The `rand_core` version whose `TryCryptoRng` [`mrtr_core::Codec::pause`] takes.
 pub use rand_core;
-
-pub use clock::SystemClock;
-pub use rng::OsRng;
 
 pub mod caller;
 pub mod clock;

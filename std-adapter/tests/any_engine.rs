@@ -286,7 +286,7 @@ fn invalid_configurations_are_refused() {
 fn too_many_keys_message() -> String {
     KeyConfig::parse_env(&format!("current=k1; {}", support::five_keys()))
         .unwrap()
-        .into_ring::<mrtr_std::Aes256Gcm, 4>()
+        .into_ring::<mrtr_aes_gcm::Aes256Gcm, 4>()
         .unwrap_err()
         .to_string()
 }

@@ -2,8 +2,8 @@
 
 mod support;
 
+use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_replay::MemoryReplayCache;
-use mrtr_std::Aes256Gcm;
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::{ErrorDetail, Principal, Reason, Round, SealError};
 use mrtr_std::engine::{Engine, MAX_CONTINUATION_LEN, MAX_TOKEN_LEN, PauseError, Step};
@@ -518,11 +518,11 @@ async fn async_resume_with_the_memory_cache() {
 
 #[test]
 fn every_cipher_backend_round_trips_through_the_engine() {
+    use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
     use mrtr_std::core::Codec;
     use mrtr_std::core::cipher::Cipher;
     use mrtr_std::core::replay::NoReplayCache;
     use mrtr_std::keys::KeyConfig;
-    use mrtr_std::{ChaCha20Poly1305, XChaCha20Poly1305};
     fn run<C: Cipher>() {
         let ring = KeyConfig::ephemeral().unwrap().into_ring::<C, 1>().unwrap();
         let clock = ManualClock::new(T0);

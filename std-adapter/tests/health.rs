@@ -149,7 +149,7 @@ fn an_exhausted_key_is_not_ready_and_fails_the_start() {
         keys(),
         EngineConfig::for_audience("test-service"),
         AnyReplayCache::memory(10),
-        mrtr_std::SystemClock,
+        mrtr_std::clock::SystemClock,
         |_| DEFAULT_SEAL_LIMIT,
     )
     .unwrap();

@@ -4,10 +4,11 @@ mod support;
 
 use std::env::VarError;
 
+use mrtr_aes_gcm::Aes256Gcm;
+use mrtr_chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
 use mrtr_std::core::cipher::Cipher;
 use mrtr_std::core::key::KeyRing;
 use mrtr_std::keys::{KeyConfig, KeyConfigProblem, MRTR_KEYS, MRTR_KEYS_FILE};
-use mrtr_std::{Aes256Gcm, ChaCha20Poly1305, XChaCha20Poly1305};
 use support::{KEY1_B64, KEY2_B64};
 
 fn problem(r: Result<KeyConfig, mrtr_std::keys::KeyConfigError>) -> KeyConfigProblem {
@@ -38,8 +39,8 @@ fn file_form_with_comments_and_blank_lines() {
 
 #[test]
 fn base64_variants_decode_to_the_same_key() {
-    use mrtr_std::OsRng;
     use mrtr_std::core::{Binding, Codec, ManualClock, Principal, Round, TokenBuf, token_len_for};
+    use mrtr_std::rng::OsRng;
     // Standard with and without padding, and URL-safe: all accepted, all the same key.
     const STD: &str = "++++++++++++++++++++//////////////////////8=";
     let url_safe = STD.replace('+', "-").replace('/', "_");

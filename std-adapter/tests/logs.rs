@@ -3,9 +3,9 @@
 
 mod support;
 
+use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_replay::MemoryReplayCache;
 use mrtr_replay::redis::RedisReplayCache;
-use mrtr_std::Aes256Gcm;
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::{ErrorDetail, Principal, Reason, Round};
 use mrtr_std::engine::{Engine, Step};

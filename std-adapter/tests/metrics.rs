@@ -229,7 +229,7 @@ fn redis_calls_are_timed_and_errors_and_readiness_are_published() {
         keys("current=k1; k1:K1"),
         EngineConfig::for_audience("test-service"),
         AnyReplayCache::Redis(cache),
-        mrtr_std::SystemClock,
+        mrtr_std::clock::SystemClock,
     )
     .unwrap();
     let store = ("store", "redis");

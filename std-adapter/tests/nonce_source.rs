@@ -6,7 +6,10 @@
 
 mod support;
 
+use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_replay::AnyReplayCache;
+use mrtr_std::clock::SystemClock;
+use mrtr_std::core::cipher::Algorithm;
 use mrtr_std::core::{Codec, Round};
 #[cfg(feature = "aes-gcm-siv")]
 use mrtr_std::engine::Step;
@@ -15,7 +18,6 @@ use mrtr_std::engine::{
 };
 use mrtr_std::keys::KeyConfig;
 use mrtr_std::rng_fast::FastRng;
-use mrtr_std::{Aes256Gcm, Algorithm, SystemClock};
 use support::{KEY1_B64, KEY2_B64, booking};
 
 fn keys() -> KeyConfig {

@@ -392,10 +392,7 @@ async fn engines_on_two_nodes_share_single_use() {
     }
 }
 
-fn blocking(
-    server: &RedisServer,
-    prefix: &str,
-) -> mrtr_replay::redis::blocking::BlockingRedisReplayCache {
+fn blocking(server: &RedisServer, prefix: &str) -> mrtr_replay::redis::BlockingRedisReplayCache {
     RedisReplayCache::builder(server.url())
         .prefix(prefix)
         .connect_timeout(Duration::from_millis(200))

@@ -1,10 +1,10 @@
 //! Keys, bindings and one-line seal/resume helpers shared by the suites.
 
-use mrtr_core::binding::MAX_AAD_LEN;
+use mrtr_core::AudienceChoice;
+use mrtr_core::Clock;
 use mrtr_core::cipher::Cipher;
-use mrtr_core::clock::Clock;
-use mrtr_core::engine::AudienceChoice;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
+use mrtr_core::limits::MAX_AAD_LEN;
 use mrtr_core::replay::{NoReplayCache, ReplayCache};
 use mrtr_core::{
     ArgsDigest, Binding, Builder, Codec, Principal, Reason, Rejection, Round, TokenBuf, TokenId,

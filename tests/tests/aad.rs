@@ -4,11 +4,12 @@
 
 use std::collections::HashMap;
 
-use mrtr_core::binding::{
-    Aad, AadLimits, MAX_AAD_LEN, MAX_AUDIENCE_LEN, MAX_METHOD_LEN, MAX_PRINCIPAL_FIELD_LEN,
+use mrtr_core::Aad;
+use mrtr_core::limits::MAX_HEADER_LEN;
+use mrtr_core::limits::{
+    AadLimits, MAX_AAD_LEN, MAX_AUDIENCE_LEN, MAX_METHOD_LEN, MAX_PRINCIPAL_FIELD_LEN,
     MAX_TARGET_LEN, MAX_VERSION_LEN,
 };
-use mrtr_core::token::MAX_HEADER_LEN;
 use mrtr_core::{Binding, BindingError, Principal};
 use proptest::prelude::*;
 

@@ -2,8 +2,8 @@
 //! truncation and garbage extensions of a sealed token are rejected; over-long text is refused
 //! before decoding; non-canonical base64url, padding and whitespace are refused.
 
+use mrtr_core::ManualClock;
 use mrtr_core::cipher::Cipher;
-use mrtr_core::clock::ManualClock;
 use mrtr_core::replay::NoReplayCache;
 use mrtr_core::{Codec, Reason, Round, TokenBuf, token_len_for};
 use mrtr_tests::b64;

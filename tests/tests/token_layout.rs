@@ -5,8 +5,8 @@
 //! shortest token the document allows gets as far as the AEAD (`tampered`), one byte less is
 //! `malformed`.
 
+use mrtr_core::ManualClock;
 use mrtr_core::cipher::Cipher;
-use mrtr_core::clock::ManualClock;
 use mrtr_core::{Codec, Reason};
 use mrtr_tests::b64;
 use mrtr_tests::fixture::*;

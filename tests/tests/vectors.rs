@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-use mrtr_core::binding::Aad;
+use mrtr_core::Aad;
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
 use mrtr_core::{AcceptV1, Binding, Codec, ManualClock, Principal, Reason, Round, TokenFormat};

@@ -4,7 +4,7 @@
 //! document itself, so the two cannot drift apart.
 
 use mrtr_aes_gcm::Aes256Gcm;
-use mrtr_core::binding::Aad;
+use mrtr_core::Aad;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
 use mrtr_core::{Codec, ManualClock, Principal, Round, TokenFormat};
 use mrtr_tests::fixture::{Buf, bind, choose_audience, resume};

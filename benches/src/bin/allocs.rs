@@ -14,8 +14,9 @@ use mrtr_core::cipher::Cipher;
 use mrtr_core::{Codec, Round, TokenBuf, token_len_for};
 use mrtr_replay::MemoryReplayCache;
 use mrtr_std::clock::ManualClock;
+use mrtr_std::clock::SystemClock;
+use mrtr_std::rng::OsRng;
 use mrtr_std::rng_fast::FastRng;
-use mrtr_std::{OsRng, SystemClock};
 use rand_core::TryCryptoRng;
 
 #[global_allocator]

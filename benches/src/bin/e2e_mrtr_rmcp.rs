@@ -28,11 +28,12 @@ use std::sync::Arc;
 
 use mrtr_benches::e2e_server::{self, Options};
 use mrtr_rmcp::input::Declared;
+use mrtr_rmcp::layer::PrecheckLayer;
 use mrtr_rmcp::mrtr_replay::AnyReplayCache;
 use mrtr_rmcp::mrtr_std::core::ErrorDetail;
 use mrtr_rmcp::mrtr_std::engine::{Backend, EngineConfig, NonceSource, Rotating};
 use mrtr_rmcp::mrtr_std::keys::KeyConfig;
-use mrtr_rmcp::{HasMrtr, Mrtr, Parameters, PrecheckLayer};
+use mrtr_rmcp::{HasMrtr, Mrtr, Parameters};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
     CallToolResponse, ErrorData, Implementation, ProtocolVersion, ServerCapabilities, ServerConfig,

@@ -21,8 +21,9 @@ use mrtr_benches::peers::{self, Peer};
 use mrtr_benches::{ARGS, SIZES, binding, continuation, key_ring};
 use mrtr_core::cipher::Cipher;
 use mrtr_core::{Binding, Codec, Round, TokenBuf, token_len_for};
+use mrtr_std::clock::SystemClock;
+use mrtr_std::rng::OsRng;
 use mrtr_std::rng_fast::FastRng;
-use mrtr_std::{OsRng, SystemClock};
 use rand_core::TryCryptoRng;
 
 /// How the pairs are measured.

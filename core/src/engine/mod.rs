@@ -32,7 +32,7 @@ use crate::error::{ErrorDetail, Reason, Rejection, SealError};
 use crate::key::KeyRing;
 use crate::limits::{MAX_AAD_LEN, MAX_NONCE_LEN, TAG_LEN, TOKEN_ID_LEN};
 use crate::replay::{NoReplayCache, ReplayCache, ReplayError};
-use crate::state::{ArgsDigest, NewState, Parsed, StateView};
+use crate::token::state::{ArgsDigest, NewState, Parsed, StateView};
 use crate::token::{Frame, TokenBuf, TokenFormat, header_len, write_header};
 
 mod builder;

@@ -1,7 +1,7 @@
 //! What a pause and a resume return, and the round counter.
 
-use crate::state::{StateView, TokenId};
 use crate::token::TokenFormat;
+use crate::token::state::{StateView, TokenId};
 
 /// The round a new token is sealed in. Only obtainable as [`Round::FIRST`] or from a resumed
 /// token ([`Resumed::next_round`]), so a chain's count cannot be reset by mistake.

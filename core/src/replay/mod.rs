@@ -24,7 +24,7 @@ mod spans;
 pub use set::{ReplaySet, SharedReplaySet};
 pub use spans::{DEFAULT_SPANS, EvictedSpans};
 
-use crate::state::TokenId;
+use crate::token::state::TokenId;
 
 /// Why a replay cache refused a token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

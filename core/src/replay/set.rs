@@ -7,7 +7,7 @@ use critical_section::Mutex;
 use heapless::Vec;
 
 use super::{DEFAULT_SPANS, EvictedSpans, ReplayCache, ReplayError};
-use crate::state::TokenId;
+use crate::token::state::TokenId;
 
 #[derive(Clone, Copy)]
 struct Entry {

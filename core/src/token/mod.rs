@@ -30,9 +30,9 @@ use crate::error::Reason;
 use crate::key::KeyId;
 use crate::limits::{HEADER_FIXED_LEN, MAX_KEY_ID_LEN, MAX_NONCE_LEN, STATE_FIXED_LEN, TAG_LEN};
 
-pub mod state;
+pub(crate) mod state;
 
-pub use crate::limits::{MAX_HEADER_LEN, MIN_TOKEN_BYTES};
+use crate::limits::MAX_HEADER_LEN;
 
 /// A token format version: the first byte of every token, and so of its associated data.
 ///
@@ -165,7 +165,7 @@ impl<'a> Frame<'a> {
 /// algorithm, format and method: the buffer size [`TokenBuf`] needs.
 ///
 /// ```
-/// use mrtr_core::token::{TokenBuf, token_len_for};
+/// use mrtr_core::{TokenBuf, token_len_for};
 /// let buf: TokenBuf<{ token_len_for(256) }> = TokenBuf::new();
 /// assert_eq!(buf.capacity(), 559);
 /// ```

@@ -20,7 +20,7 @@ use core::ops::Range;
 
 use crate::limits::{MAX_CONTINUATION_LEN, MAX_METHOD_LEN};
 
-pub use crate::limits::{DIGEST_LEN, STATE_FIXED_LEN, TOKEN_ID_LEN, max_state_len};
+use crate::limits::{DIGEST_LEN, STATE_FIXED_LEN, TOKEN_ID_LEN};
 
 /// State layout version written by this build.
 pub const STATE_VERSION: u8 = 1;

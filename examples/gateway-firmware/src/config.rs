@@ -16,7 +16,7 @@
 
 use core::fmt;
 
-use mrtr_core::engine::{DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS};
+use mrtr_core::{DEFAULT_MAX_ROUNDS, DEFAULT_TTL_MS};
 
 /// The audience when the file names none.
 pub const DEFAULT_AUDIENCE: &str = crate::GATEWAY_ID;

@@ -1,7 +1,7 @@
 //! The gateway's request handlers' view of mrtr: pause and resume that first make sure the
 //! wall clock is known, and say so clearly when it is not.
 
-use mrtr_core::binding::Binding;
+use mrtr_core::Binding;
 use mrtr_core::cipher::Cipher;
 use mrtr_core::replay::ReplayCache;
 use mrtr_core::{ArgsDigest, Codec, Reason, Resumed, Round, SealError, Sealed, TokenBuf};

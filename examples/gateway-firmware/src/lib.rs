@@ -42,8 +42,8 @@ pub mod uart;
 pub mod vectors;
 
 use embedded_hal::delay::DelayNs;
-use mrtr_core::binding::{AadLimits, MAX_AAD_LEN};
 use mrtr_core::cipher::Cipher;
+use mrtr_core::limits::{AadLimits, MAX_AAD_LEN};
 use mrtr_core::replay::ReplayCache;
 use mrtr_core::{
     ArgsDigest, Binding, Clock, Codec, Principal, Round, SealError, TokenBuf, TokenId,

@@ -6,8 +6,9 @@
 //! `-icount shift=0` (every instruction advances virtual time by 1 ns) and a calibration loop
 //! of known length; on RISC-V from `minstret` directly.
 
-use mrtr_core::binding::{Aad, MAX_AAD_LEN};
+use mrtr_core::Aad;
 use mrtr_core::cipher::Cipher;
+use mrtr_core::limits::MAX_AAD_LEN;
 use mrtr_core::replay::{ReplayCache, SharedReplaySet};
 use mrtr_core::{Binding, Codec, Round};
 use rand_core::TryCryptoRng;

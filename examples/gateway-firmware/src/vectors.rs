@@ -16,11 +16,12 @@
 //! The engines use the default AAD capacity: the vectors' bindings (a 1,024-byte target, a
 //! 255-byte audience) are larger than the gateway's own.
 
-use mrtr_core::binding::Aad;
+use mrtr_core::Aad;
+use mrtr_core::TokenFormat;
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyId, KeyRing, MAX_KEY_ID_LEN, SecretKey};
+use mrtr_core::limits::MAX_HEADER_LEN;
 use mrtr_core::replay::NoReplayCache;
-use mrtr_core::token::{MAX_HEADER_LEN, TokenFormat};
 use mrtr_core::{
     AcceptV1, ArgsDigest, Binding, Codec, DEFAULT_MAX_ROUNDS, ManualClock, Principal, Reason,
     Round, TokenBuf, token_len_for,

@@ -278,7 +278,7 @@ impl Config {
     /// repeated nonce) and `os` for every other cipher.
     pub fn nonce_source(&self) -> NonceSource {
         self.nonce_source.unwrap_or(match self.cipher.algorithm() {
-            mrtr_std::Algorithm::Aes256GcmSiv => NonceSource::Fast,
+            mrtr_std::core::cipher::Algorithm::Aes256GcmSiv => NonceSource::Fast,
             _ => NonceSource::Os,
         })
     }

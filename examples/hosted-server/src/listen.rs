@@ -20,9 +20,10 @@ use std::time::Duration;
 
 use mrtr_rmcp::session::ResourceGrants;
 use mrtr_std::clock::StdMonotonicClock;
+use mrtr_std::core::lease::{CheckKind, LeaseConfig};
 use mrtr_subscriptions::{
-    Authorization, AuthorizationContext, CheckKind, Grant, InvocationFeatures, LeaseConfig,
-    Registry, RegistryConfig, RegistryHandle, Selector,
+    Authorization, AuthorizationContext, Grant, InvocationFeatures, Registry, RegistryConfig,
+    RegistryHandle, Selector,
 };
 use rmcp::model::SubscriptionFilter;
 use rmcp::service::SubscriptionContext;
@@ -238,9 +239,8 @@ pub async fn serve(subs: &Subscriptions, sub: SubscriptionContext) -> Result<(),
 mod tests {
     use super::*;
     use mrtr_std::caller::Caller;
-    use mrtr_subscriptions::{
-        Admission, EndReason, ListenRefused, Listening, NotificationFilter, RequestId,
-    };
+    use mrtr_std::core::lease::EndReason;
+    use mrtr_subscriptions::{Admission, ListenRefused, Listening, NotificationFilter, RequestId};
 
     async fn admit(
         subs: &Subscriptions,

@@ -94,7 +94,7 @@ type Hook = Arc<
 /// Checks each JSON-RPC POST before rmcp parses it; see the [module docs](self).
 ///
 /// ```
-/// use mrtr_rmcp::PrecheckLayer;
+/// use mrtr_rmcp::layer::PrecheckLayer;
 /// use mrtr_std::core::ErrorDetail;
 ///
 /// // Around rmcp's StreamableHttpService, e.g. with axum:

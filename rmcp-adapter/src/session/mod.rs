@@ -42,7 +42,7 @@ use crate::caller::http_parts;
 #[cfg(feature = "subscriptions")]
 mod grants;
 mod limits;
-pub mod owner;
+mod owner;
 #[cfg(feature = "subscriptions")]
 pub use grants::{ResourceGrants, SUBSCRIBE_DENIED};
 pub use limits::{SessionCapExceeded, SessionLimits};

@@ -16,7 +16,7 @@
 //! # use axum::Router;
 //! # use axum::body::Body;
 //! # use mrtr_rmcp::session::Sessions;
-//! # use mrtr_rmcp::PrecheckLayer;
+//! # use mrtr_rmcp::layer::PrecheckLayer;
 //! # use mrtr_rmcp::mrtr_std::caller::Caller;
 //! # use mrtr_std::core::ErrorDetail;
 //! # use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -514,7 +514,7 @@ mod tests {
     fn debug_shows_no_session_id() {
         let owners = SessionOwners::default();
         owners
-            .bind("secret-session-id", Caller::Anonymous, QuotaKey::Anonymous)
+            .bind("secret-session-id", Caller::Anonymous, QuotaKey::Caller(Caller::Anonymous))
             .unwrap();
         let shown = format!("{owners:?} {:?}", owners.layer());
         assert!(!shown.contains("secret-session-id"), "{shown}");

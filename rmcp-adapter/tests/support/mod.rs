@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 use mrtr_replay::AnyReplayCache;
-use mrtr_rmcp::{CallerLayer, Mrtr, PrecheckLayer, Stack, bearer_token};
+use mrtr_rmcp::layer::PrecheckLayer;
+use mrtr_rmcp::{CallerLayer, Mrtr, Stack, bearer_token};
 use mrtr_std::caller::Caller;
 use mrtr_std::core::ErrorDetail;
 use mrtr_std::engine::{Backend, EngineConfig, Rotating};

@@ -6,7 +6,7 @@ use mrtr_core::TokenId;
 
 use super::Readiness;
 #[cfg(feature = "redis")]
-use super::RedisReplayCache;
+use super::redis::RedisReplayCache;
 use super::{AsyncReplayCache, MemoryReplayCache, NoReplayCache, ReplayCache, ReplayError};
 
 /// A replay cache chosen at run time: none, in process, or (feature `redis`) Redis.

@@ -10,7 +10,7 @@ use mrtr_core::TokenId;
 use mrtr_core::replay::{NoReplayCache, ReplayCache, ReplayError};
 
 mod any;
-pub mod memory;
+mod memory;
 #[cfg(feature = "metrics")]
 pub mod names;
 mod readiness;
@@ -18,12 +18,10 @@ mod readiness;
 pub mod redis;
 
 pub use any::AnyReplayCache;
-pub use memory::MemoryReplayCache;
-pub use readiness::{EvictionPolicy, NotReadyCause, Readiness};
-#[cfg(feature = "redis")]
-pub use redis::{
-    BlockingRedisReplayCache, RedisConfigError, RedisReplayCache, RedisReplayCacheBuilder,
+pub use memory::{
+    BUDGET_BYTES_PER_ID, DEFAULT_MEMORY_BUDGET, DEFAULT_SHARDS, GENERATION_MS, MemoryReplayCache,
 };
+pub use readiness::{EvictionPolicy, NotReadyCause, Readiness};
 
 /// Atomically checks that a token id is new and records it until `expires_at_ms`, without
 /// blocking the async runtime. Of many concurrent calls with one id (on any node sharing the

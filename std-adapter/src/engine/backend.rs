@@ -44,7 +44,7 @@ macro_rules! providers {
         /// ```
         /// # #[cfg(all(feature = "aes-gcm", feature = "chacha20poly1305"))]
         /// # fn main() -> Result<(), mrtr_std::engine::UnknownBackend> {
-        /// use mrtr_std::Algorithm;
+        /// use mrtr_std::core::cipher::Algorithm;
         /// use mrtr_std::engine::Backend;
         ///
         /// let b: Backend = "chacha20-poly1305".parse()?;

@@ -33,8 +33,8 @@ use std::fmt;
 
 use mrtr_core::cipher::Cipher;
 use mrtr_core::replay::{NoReplayCache, ReplayCache, ReplayError};
-use mrtr_core::token::{TokenBuf, token_len_for};
 use mrtr_core::{Clock, Codec, Reason, Round, SealError};
+use mrtr_core::{TokenBuf, token_len_for};
 use serde_json::Value;
 
 use crate::clock::SystemClock;
@@ -137,7 +137,8 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// use mrtr_std::core::Codec;
     /// use mrtr_std::engine::{Engine, EngineConfigError, NonceSource};
     /// use mrtr_std::keys::KeyConfig;
-    /// use mrtr_std::{Aes256Gcm, SystemClock};
+    /// use mrtr_aes_gcm::Aes256Gcm;
+    /// use mrtr_std::clock::SystemClock;
     ///
     /// let keys = KeyConfig::ephemeral()?;
     /// let mrtr = Codec::builder(keys.into_ring::<Aes256Gcm, 4>()?, SystemClock)
@@ -320,7 +321,8 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// use mrtr_std::core::{Codec, Reason};
     /// use mrtr_std::engine::Engine;
     /// use mrtr_std::keys::KeyConfig;
-    /// use mrtr_std::{Aes256Gcm, SystemClock};
+    /// use mrtr_aes_gcm::Aes256Gcm;
+    /// use mrtr_std::clock::SystemClock;
     ///
     /// let keys = KeyConfig::ephemeral()?;
     /// let mrtr = Codec::builder(keys.into_ring::<Aes256Gcm, 4>()?, SystemClock)

@@ -23,7 +23,7 @@ use mrtr_core::cipher::Algorithm;
 /// [`EngineConfig`]: super::EngineConfig
 ///
 /// ```
-/// use mrtr_std::Algorithm;
+/// use mrtr_std::core::cipher::Algorithm;
 /// use mrtr_std::engine::NonceSource;
 ///
 /// let fast: NonceSource = "fast".parse()?;

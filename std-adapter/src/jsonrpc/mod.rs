@@ -15,7 +15,7 @@
 
 use std::fmt;
 
-use mrtr_core::error::INVALID_PARAMS;
+use mrtr_core::INVALID_PARAMS;
 use mrtr_core::{ArgsDigest, Binding, BindingError, Principal, Reason, Rejection};
 use serde_json::{Map, Value, json};
 

@@ -36,7 +36,7 @@
 //! # fn main() -> Result<(), mrtr_std::keys::KeyConfigError> {
 //! use mrtr_std::keys::KeyConfig;
 //! use mrtr_std::core::key::KeyRing;
-//! use mrtr_std::Aes256Gcm;
+//! use mrtr_aes_gcm::Aes256Gcm;
 //!
 //! let config = KeyConfig::parse_env(
 //!     "current=k2; k2:q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80=; \

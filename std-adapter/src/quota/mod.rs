@@ -21,6 +21,7 @@
 //! ([`crate::clock::ManualClock`] in tests), so a wall clock that steps changes nothing.
 //!
 //! ```
+//! use mrtr_std::caller::Caller;
 //! use mrtr_std::clock::ManualClock;
 //! use mrtr_std::quota::{Action, Limit, QuotaConfig, QuotaKey, Quotas};
 //!
@@ -30,7 +31,7 @@
 //!     ..QuotaConfig::default()
 //! };
 //! let quotas = Quotas::with_clock(config, clock.clone());
-//! let bob = QuotaKey::principal("https://idp.example", "bob");
+//! let bob = QuotaKey::Caller(Caller::user("https://idp.example", "bob"));
 //! for _ in 0..3 {
 //!     quotas.charge(&bob, Action::Resume)?;
 //! }
@@ -38,7 +39,7 @@
 //! assert_eq!(refused.to_string(), "quota exceeded: resumes per caller, 2/s (burst 3)");
 //! assert_eq!(refused.retry_after_ms(), 500);
 //! // Another caller is not affected.
-//! quotas.charge(&QuotaKey::principal("https://idp.example", "alice"), Action::Resume)?;
+//! quotas.charge(&QuotaKey::Caller(Caller::user("https://idp.example", "alice")), Action::Resume)?;
 //! clock.advance(500);
 //! quotas.charge(&bob, Action::Resume)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -47,7 +48,8 @@
 use std::fmt;
 use std::net::IpAddr;
 use std::str::FromStr;
-use std::sync::Arc;
+
+use crate::caller::Caller;
 
 mod table;
 #[cfg(test)]
@@ -165,30 +167,21 @@ impl fmt::Display for Limit {
 /// Whom a quota is kept for.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub enum QuotaKey {
-    /// An authenticated principal.
-    Principal {
-        /// Who vouched for the caller.
-        issuer: Arc<str>,
-        /// The caller, as the issuer names it.
-        subject: Arc<str>,
-    },
+    /// A caller: an authenticated one by its principal; [`Caller::Anonymous`] is the one quota
+    /// all anonymous callers share whose address is unknown (stdio, or no address given).
+    Caller(Caller),
     /// An anonymous caller, by source address (an IPv6 address by its /64 prefix, which one
     /// host usually holds whole).
     Source(IpAddr),
-    /// An anonymous caller whose address is unknown (stdio, or no address given): all of
-    /// them share one quota.
-    Anonymous,
+}
+
+impl From<Caller> for QuotaKey {
+    fn from(caller: Caller) -> Self {
+        Self::Caller(caller)
+    }
 }
 
 impl QuotaKey {
-    /// An authenticated principal.
-    pub fn principal(issuer: impl Into<Arc<str>>, subject: impl Into<Arc<str>>) -> Self {
-        Self::Principal {
-            issuer: issuer.into(),
-            subject: subject.into(),
-        }
-    }
-
     /// An anonymous caller from `addr` (IPv6 cut to its /64; IPv4-mapped IPv6 read as IPv4).
     pub fn source(addr: IpAddr) -> Self {
         match addr {
@@ -207,9 +200,8 @@ impl QuotaKey {
 impl fmt::Debug for QuotaKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Principal { issuer, subject } => write!(f, "Principal({issuer} {subject})"),
+            Self::Caller(caller) => write!(f, "Caller({caller:?})"),
             Self::Source(addr) => write!(f, "Source({addr})"),
-            Self::Anonymous => f.write_str("Anonymous"),
         }
     }
 }

@@ -16,7 +16,7 @@ fn quotas(pauses: &str, resumes: &str, max_callers: usize) -> (Quotas<ManualCloc
 }
 
 fn user(s: &str) -> QuotaKey {
-    QuotaKey::principal("https://idp.test", s)
+    QuotaKey::Caller(Caller::user("https://idp.test", s))
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn callers_do_not_share_buckets() {
     q.charge(&alice, Action::Resume).unwrap();
     // Same subject, another issuer: another caller.
     q.charge(
-        &QuotaKey::principal("https://other.test", "bob"),
+        &QuotaKey::Caller(Caller::user("https://other.test", "bob")),
         Action::Resume,
     )
     .unwrap();
@@ -97,7 +97,7 @@ fn callers_do_not_share_buckets() {
     let v4: IpAddr = "192.0.2.7".parse().unwrap();
     let mapped: IpAddr = "::ffff:192.0.2.7".parse().unwrap();
     assert_eq!(QuotaKey::source(v4), QuotaKey::source(mapped));
-    assert_ne!(QuotaKey::source(v4), QuotaKey::Anonymous);
+    assert_ne!(QuotaKey::source(v4), QuotaKey::Caller(Caller::Anonymous));
     q.charge(&QuotaKey::source(a), Action::Resume).unwrap();
     q.charge(&QuotaKey::source(b), Action::Resume).unwrap();
     assert!(q.charge(&QuotaKey::source(a), Action::Resume).is_err());

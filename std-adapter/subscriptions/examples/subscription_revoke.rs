@@ -20,8 +20,9 @@ use std::time::{Duration, Instant};
 
 use mrtr_std::caller::Caller;
 use mrtr_std::clock::StdMonotonicClock;
+use mrtr_std::core::lease::EndReason;
 use mrtr_subscriptions::{
-    Admission, Authorization, AuthorizationContext, Counters, EndReason, Grant, InvocationFeatures,
+    Admission, Authorization, AuthorizationContext, Counters, Grant, InvocationFeatures,
     ListenRefused, NotificationFilter, Registry, RegistryConfig, RegistryHandle, RequestId,
     Selector, SubscriptionKey,
 };

@@ -16,9 +16,10 @@ use std::time::{Duration, Instant};
 
 use mrtr_core::lease::{Action, CheckResult, Era, Lease, LeaseConfig, stagger_ms};
 use mrtr_std::clock::ManualClock;
+use mrtr_std::core::lease::CheckKind;
 use mrtr_subscriptions::{
-    Admission, Authorization, AuthorizationContext, CheckKind, Grant, InvocationFeatures,
-    NotificationFilter, Registry, RegistryConfig, RequestId, Target,
+    Admission, Authorization, AuthorizationContext, Grant, InvocationFeatures, NotificationFilter,
+    Registry, RegistryConfig, RequestId, Target,
 };
 
 const WINDOW_MS: u64 = 100;

@@ -29,6 +29,5 @@ pub use driver::{ListenRefused, Listening, RegistryHandle, SessionRetired, Subsc
 pub use events::{Event, EventSink, Refused};
 pub use index::{Family, Selector};
 pub use key::SubscriptionKey;
-pub use mrtr_core::lease::{CheckKind, EndReason, Failure, LeaseConfig, Phase, TimeoutPhase};
 pub use registry::{Registry, RegistryConfig};
 pub use target::{NotificationFilter, RequestId, Target, completion_result_json};

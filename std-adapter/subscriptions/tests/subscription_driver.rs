@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use mrtr_std::caller::Caller;
 use mrtr_std::clock::{ManualClock, MonotonicClock, StdMonotonicClock};
+use mrtr_std::core::lease::EndReason;
 use mrtr_subscriptions::{
-    Admission, Authorization, AuthorizationContext, EndReason, Grant, InvocationFeatures,
-    ListenRefused, NotificationFilter, Registry, RegistryConfig, RegistryHandle, RequestId,
-    Selector,
+    Admission, Authorization, AuthorizationContext, Grant, InvocationFeatures, ListenRefused,
+    NotificationFilter, Registry, RegistryConfig, RegistryHandle, RequestId, Selector,
 };
 
 const WAIT: Duration = Duration::from_secs(20);

@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use mrtr_std::caller::Caller;
 use mrtr_std::clock::StdMonotonicClock;
+use mrtr_std::core::lease::{CheckKind, EndReason, Failure, LeaseConfig, TimeoutPhase};
 use mrtr_subscriptions::{
-    Admission, Authorization, AuthorizationContext, CheckKind, EndReason, Failure, Grant,
-    InvocationFeatures, LeaseConfig, Registry, RegistryConfig, RegistryHandle, SubscribeRefused,
-    TimeoutPhase,
+    Admission, Authorization, AuthorizationContext, Grant, InvocationFeatures, Registry,
+    RegistryConfig, RegistryHandle, SubscribeRefused,
 };
 
 const WAIT: Duration = Duration::from_secs(20);

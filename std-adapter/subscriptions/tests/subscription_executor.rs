@@ -11,10 +11,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mrtr_std::clock::ManualClock;
+use mrtr_std::core::lease::{EndReason, Failure, TimeoutPhase};
 use mrtr_subscriptions::{
-    Admission, Authorization, AuthorizationContext, Authorizer, EndReason, Event, Failure, Grant,
-    InvocationFeatures, NotificationFilter, Registry, RegistryConfig, RequestId, SubscriptionKey,
-    TimeoutPhase, deny_all,
+    Admission, Authorization, AuthorizationContext, Authorizer, Event, Grant, InvocationFeatures,
+    NotificationFilter, Registry, RegistryConfig, RequestId, SubscriptionKey, deny_all,
 };
 
 fn registry(
@@ -232,7 +232,7 @@ fn cancellation_token_is_set_when_a_check_is_superseded() {
     let (s, g) = (seen_cancel.clone(), gate.clone());
     let (_, mut reg) = registry(
         move |ctx: &AuthorizationContext, f: &InvocationFeatures| {
-            if ctx.kind() == mrtr_subscriptions::CheckKind::Initial {
+            if ctx.kind() == mrtr_std::core::lease::CheckKind::Initial {
                 let _ = tx.lock().unwrap().send(());
                 g.wait();
                 if f.cancellation().is_cancelled() {

@@ -12,10 +12,10 @@ use std::time::Duration;
 use mrtr_core::Clock;
 use mrtr_std::caller::Caller;
 use mrtr_std::clock::ManualClock;
+use mrtr_std::core::lease::{CheckKind, EndReason, Failure};
 use mrtr_subscriptions::{
-    Admission, Authorization, AuthorizationContext, Authorizer, CheckKind, EndReason, Event,
-    Failure, Grant, InvocationFeatures, NotificationFilter, Registry, RegistryConfig, RequestId,
-    SubscriptionKey, Target,
+    Admission, Authorization, AuthorizationContext, Authorizer, Event, Grant, InvocationFeatures,
+    NotificationFilter, Registry, RegistryConfig, RequestId, SubscriptionKey, Target,
 };
 
 struct Harness {
@@ -518,7 +518,7 @@ fn expiry_ends_stream_without_renewal_answer() {
     let gate = Arc::new(Gate::default());
     let g = gate.clone();
     let cfg = RegistryConfig {
-        lease: mrtr_subscriptions::LeaseConfig {
+        lease: mrtr_std::core::lease::LeaseConfig {
             max_authorization_ms: 8_000,
             ..Default::default()
         },

@@ -11,10 +11,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mrtr_std::clock::ManualClock;
+use mrtr_std::core::lease::{EndReason, Failure, TimeoutPhase};
 use mrtr_subscriptions::{
-    Admission, Authorization, AuthorizationContext, EndReason, Event, Failure, Grant,
-    InvocationFeatures, NotificationFilter, Registry, RegistryConfig, RequestId, SubscriptionKey,
-    Target, TimeoutPhase,
+    Admission, Authorization, AuthorizationContext, Event, Grant, InvocationFeatures,
+    NotificationFilter, Registry, RegistryConfig, RequestId, SubscriptionKey, Target,
 };
 
 /// Listen ids whose checks block on the gate (until it opens).

@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use mrtr_std::caller::Caller;
 use mrtr_std::clock::ManualClock;
+use mrtr_std::core::lease::{CheckKind, EndReason};
 use mrtr_subscriptions::{
-    Admission, Authorization, AuthorizationContext, CheckKind, EndReason, Event, Family, Grant,
-    InvocationFeatures, NotificationFilter, Registry, RegistryConfig, RequestId, Selector,
-    SubscriptionKey,
+    Admission, Authorization, AuthorizationContext, Event, Family, Grant, InvocationFeatures,
+    NotificationFilter, Registry, RegistryConfig, RequestId, Selector, SubscriptionKey,
 };
 
 const SUBSCRIPTIONS: usize = 2_000;

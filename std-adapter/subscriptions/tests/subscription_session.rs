@@ -10,9 +10,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mrtr_std::clock::ManualClock;
+use mrtr_std::core::lease::{CheckKind, EndReason, Failure};
 use mrtr_subscriptions::{
-    Admission, Authorization, AuthorizationContext, Authorizer, CheckKind, EndReason, Event,
-    Failure, Grant, InvocationFeatures, Refused, Registry, RegistryConfig, SubscriptionKey, Target,
+    Admission, Authorization, AuthorizationContext, Authorizer, Event, Grant, InvocationFeatures,
+    Refused, Registry, RegistryConfig, SubscriptionKey, Target,
 };
 
 struct Harness {

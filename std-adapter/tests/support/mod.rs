@@ -8,7 +8,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 #[cfg(feature = "aes-gcm")]
-use mrtr_std::Aes256Gcm;
+use mrtr_aes_gcm::Aes256Gcm;
 #[cfg(feature = "aes-gcm")]
 use mrtr_std::clock::ManualClock;
 #[cfg(feature = "aes-gcm")]

@@ -2,8 +2,8 @@
 //! the very same tokens as a default one, and refuses, as a whole and before any key is
 //! spent, a binding whose associated data would not fit.
 
-use mrtr_core::binding::{AadLimits, MAX_AAD_LEN};
 use mrtr_core::cipher::Cipher;
+use mrtr_core::limits::{AadLimits, MAX_AAD_LEN};
 use mrtr_core::{
     Binding, BindingError, Clock, Codec, ManualClock, Principal, Reason, Round, SealError,
 };

@@ -2,7 +2,7 @@
 //! the key) are refused as `BadState`, never trusted or panicked on. The tokens are built here
 //! from the documented format with the backend's cipher directly.
 
-use mrtr_core::binding::Aad;
+use mrtr_core::Aad;
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::SecretKey;
 use mrtr_core::{Binding, ManualClock, Reason};

@@ -2,13 +2,13 @@
 //! detailed mode, and never a spec-reserved code.
 
 use mrtr_core::cipher::Cipher;
-use mrtr_core::error::{INVALID_PARAMS, REJECTION_MESSAGE, UNIFORM_REASON};
 use mrtr_core::key::KeyRing;
 use mrtr_core::replay::SharedReplaySet;
 use mrtr_core::{
     AcceptV1, Codec, DEFAULT_TTL_MS, ErrorDetail, ManualClock, Principal, Reason, Rejection,
     TokenBuf, TokenFormat, WireError,
 };
+use mrtr_core::{INVALID_PARAMS, REJECTION_MESSAGE, UNIFORM_REASON};
 use mrtr_tests::b64;
 use mrtr_tests::fixture::*;
 use mrtr_tests::rng::SeqRng;

@@ -11,7 +11,7 @@ mod out;
 use std::convert::Infallible;
 
 use mrtr_aes_gcm::Aes256Gcm;
-use mrtr_core::binding::Aad;
+use mrtr_core::Aad;
 use mrtr_core::key::{Key, KeyId, KeyRing, SecretKey};
 use mrtr_core::{
     Binding, Codec, ManualClock, Principal, Round, TokenBuf, TokenFormat, token_len_for,

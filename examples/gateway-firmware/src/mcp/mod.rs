@@ -29,9 +29,9 @@ pub mod request;
 pub mod tools;
 
 use chacha20::ChaCha20Rng;
-use mrtr_core::binding::AadLimits;
 use mrtr_core::cipher::Cipher;
 use mrtr_core::key::{Key, KeyError, KeyId, KeyRing, SecretKey};
+use mrtr_core::limits::AadLimits;
 use mrtr_core::replay::SharedReplaySet;
 use mrtr_core::{Binding, Codec, ConfigError, Principal, Reason, Round};
 use mrtr_json::{Kind, Value, Writer};

@@ -207,10 +207,10 @@ impl RedisReplayCacheBuilder {
     /// The blocking variant, a synchronous [`mrtr_core::replay::ReplayCache`] for servers
     /// without an async runtime (never call it from an async task). Same configuration; one
     /// Redis only ([`RedisConfigError::Unsupported`] for a cluster or Sentinel).
-    pub fn build_blocking(self) -> Result<crate::BlockingRedisReplayCache, RedisConfigError> {
+    pub fn build_blocking(self) -> Result<super::BlockingRedisReplayCache, RedisConfigError> {
         match self.validate()? {
             Target::Single(client) => {
-                Ok(crate::BlockingRedisReplayCache::new(client, self.settings))
+                Ok(super::BlockingRedisReplayCache::new(client, self.settings))
             }
             #[allow(unreachable_patterns)]
             _ => Err(RedisConfigError::Unsupported(

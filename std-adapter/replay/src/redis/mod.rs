@@ -130,7 +130,7 @@ use mrtr_core::replay::ReplayError;
 
 use crate::{AsyncReplayCache, Readiness};
 
-pub mod blocking;
+mod blocking;
 mod builder;
 pub(crate) mod health;
 mod obs;

@@ -14,9 +14,10 @@
 //! use std::time::Duration;
 //! use mrtr_std::clock::StdMonotonicClock;
 //! use mrtr_std::caller::Caller;
-//! use mrtr_subscriptions::{Admission, Authorization, AuthorizationContext, EndReason,
-//!     Grant, InvocationFeatures, ListenRefused, NotificationFilter, Registry,
-//!     RegistryConfig, RegistryHandle, RequestId, Selector};
+//! use mrtr_subscriptions::{Admission, Authorization, AuthorizationContext, Grant,
+//!     InvocationFeatures, ListenRefused, NotificationFilter, Registry, RegistryConfig,
+//!     RegistryHandle, RequestId, Selector};
+//! use mrtr_std::core::lease::EndReason;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
