@@ -514,7 +514,11 @@ mod tests {
     fn debug_shows_no_session_id() {
         let owners = SessionOwners::default();
         owners
-            .bind("secret-session-id", Caller::Anonymous, QuotaKey::Caller(Caller::Anonymous))
+            .bind(
+                "secret-session-id",
+                Caller::Anonymous,
+                QuotaKey::Caller(Caller::Anonymous),
+            )
             .unwrap();
         let shown = format!("{owners:?} {:?}", owners.layer());
         assert!(!shown.contains("secret-session-id"), "{shown}");
