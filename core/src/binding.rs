@@ -155,7 +155,7 @@ impl<'a> Binding<'a> {
 ///
 /// The capacity is a compile-time parameter so that a microcontroller can size the buffer
 /// (which lives on the stack during a seal or a resume) for the bindings it really serves,
-/// from an [`AadLimits`]; hosts keep the default, which holds every valid binding.
+/// from an [`AadLimits`](crate::limits::AadLimits); hosts keep the default, which holds every valid binding.
 ///
 /// Only the bytes written are ever touched: the buffer is a `heapless::Vec`, so creating an
 /// `Aad` does not zero its capacity (a typical binding fills about 80 of its 1.9 KiB).

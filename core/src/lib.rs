@@ -15,8 +15,9 @@
 //!   [`replay::ReplaySet`], [`replay::SharedReplaySet`].
 //! * Outcomes: [`Sealed`], [`Resumed`], [`Rejection`] with its [`Reason`] and [`WireError`],
 //!   [`SealError`], [`ConfigError`].
-//! * Bytes: [`TokenBuf`] and [`token_len_for`]; the format in [`token`] (header, framing,
-//!   [`TokenFormat`]) and [`state`] (the sealed plaintext); every size limit in [`limits`].
+//! * Bytes: [`TokenBuf`] and [`token_len_for`]; the format versions ([`TokenFormat`]) and a
+//!   sealed state read in place ([`StateView`]); every size limit in [`limits`]. The format
+//!   itself is `docs/token-format.md`.
 //! * Subscriptions: [`lease`].
 
 #![no_std]

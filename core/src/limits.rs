@@ -1,8 +1,7 @@
 //! Every size limit of the token format, in one place.
 //!
-//! The other modules re-export the limits they enforce (for example
-//! [`crate::binding::MAX_TARGET_LEN`]), but each is defined here once. `docs/token-format.md`
-//! states the same numbers.
+//! Each is defined here once (a few constants are also re-exported where they are enforced,
+//! for example [`crate::key::KEY_LEN`]). `docs/token-format.md` states the same numbers.
 //!
 //! The associated-data capacity is built from these pieces: [`AadLimits`] sums the limits of
 //! a binding's fields and of the audience (plus the longest header and the separators), and

@@ -10,7 +10,7 @@
 //!   [`Call::pause`], [`Call::retry`]);
 //! * [`eras`]: [`Pending::run`], one flow for both eras (MRTR rounds in 2026-07-28,
 //!   server-to-client requests in a 2025-era session);
-//! * [`PrecheckLayer`]: the tower layer answering what must be answered before rmcp parses;
+//! * [`layer::PrecheckLayer`]: the tower layer answering what must be answered before rmcp parses;
 //! * `listen` (feature `subscriptions`): `subscriptions/listen` admitted before rmcp
 //!   acknowledges, then served;
 //! * [`session`]: rmcp's 2025-era sessions bound to their owner and capped; with feature

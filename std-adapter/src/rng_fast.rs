@@ -1,8 +1,8 @@
 //! A reseeding, fork-aware userspace CSPRNG: ChaCha20 keyed from the OS, for hosts where the
-//! `getrandom` system call per seal ([`OsRng`](crate::OsRng)) is a measurable cost.
+//! `getrandom` system call per seal ([`OsRng`](crate::rng::OsRng)) is a measurable cost.
 //!
 //! **Pair it with AES-256-GCM-SIV (`mrtr-aes-gcm-siv`), not with AES-GCM or ChaCha20-Poly1305.**
-//! [`OsRng`](crate::OsRng) stays the default nonce source for those. The reasoning is in
+//! [`OsRng`](crate::rng::OsRng) stays the default nonce source for those. The reasoning is in
 //! `SECURITY.md`, "Nonces and randomness"; in short:
 //!
 //! * [`ReseedingRng`] draws a fresh 256-bit ChaCha20 key from the OS when it is created, after

@@ -19,7 +19,7 @@
 //!   id gets HTTP 404 and the client must initialize again and resubscribe. (This era has no
 //!   subscription-ended notification.)
 //! * [`OwnerLayer`] (from [`Sessions::owner_layer`]) binds each session to the caller that
-//!   opened it: anyone else naming its id gets the unknown-session 404 (see [`owner`]).
+//!   opened it: anyone else naming its id gets the unknown-session 404.
 //! * [`SessionLimits`] (set with [`SessionOwners::set_limits`]) caps the sessions open at
 //!   once, per caller and in total: rmcp sets no cap, and each session holds a task, its
 //!   table entry and its owner. A session beyond a cap is closed at once and its `initialize`

@@ -1,82 +1,4 @@
-//! Each 2025-era session belongs to the caller that opened it.
-//!
-//! rmcp serves a `Mcp-Session-Id` as a bearer handle: whoever presents the id uses the
-//! session, reads its `GET` stream, answers its server-to-client requests, or ends it with
-//! `DELETE`. [`OwnerLayer`] binds each session to the [`Caller`] of the `initialize` that
-//! opened it and answers every other caller's request naming the id exactly as rmcp answers an
-//! unknown id (HTTP 404, `Not Found: Session not found`), so the id tells another caller
-//! nothing, not even that it exists. The binding ends when the session closes (`DELETE`,
-//! idling out, retirement), through [`Sessions`](super::Sessions).
-//!
-//! The layer goes between the authentication layer (which puts the caller in the request's
-//! extensions) and rmcp's service, outermost of mrtr's layers so that a foreign request runs
-//! no other check:
-//!
-//! ```
-//! # use axum::Router;
-//! # use axum::body::Body;
-//! # use mrtr_rmcp::session::Sessions;
-//! # use mrtr_rmcp::layer::PrecheckLayer;
-//! # use mrtr_rmcp::mrtr_std::caller::Caller;
-//! # use mrtr_std::core::ErrorDetail;
-//! # use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-//! # use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-//! # use serde_json::{Value, json};
-//! # use tower_layer::Layer;
-//! # use tower_service::Service;
-//! # #[derive(Clone)]
-//! # struct Server;
-//! # impl rmcp::ServerHandler for Server {}
-//! # /// Bearer auth: the token is the user's name.
-//! # async fn authenticate(mut request: axum::extract::Request, next: axum::middleware::Next)
-//! #     -> axum::response::Response {
-//! #     let token = request.headers().get("authorization").and_then(|v| v.to_str().ok());
-//! #     let caller = match token.and_then(|t| t.strip_prefix("Bearer ")) {
-//! #         Some(user) => Caller::user("https://idp.test", user),
-//! #         None => Caller::Anonymous,
-//! #     };
-//! #     request.extensions_mut().insert(caller);
-//! #     next.run(request).await
-//! # }
-//! # /// A POST to /mcp as `user`, in session `id` if given.
-//! # fn post(user: &str, id: Option<&str>, body: Value) -> http::Request<Body> {
-//! #     let mut request = http::Request::post("/mcp")
-//! #         .header("host", "localhost")
-//! #         .header("authorization", format!("Bearer {user}"))
-//! #         .header("accept", "application/json, text/event-stream")
-//! #         .header("content-type", "application/json");
-//! #     if let Some(id) = id {
-//! #         request = request.header("mcp-session-id", id).header("mcp-protocol-version", "2025-11-25");
-//! #     }
-//! #     request.body(Body::from(body.to_string())).expect("a valid request")
-//! # }
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! # let factory = || Ok(Server);
-//! # let config = StreamableHttpServerConfig::default();
-//! # let detail = ErrorDetail::Uniform;
-//! # let authentication = axum::middleware::from_fn(authenticate);
-//! let sessions = Sessions::owned(LocalSessionManager::default());
-//! let owners = sessions.owner_layer();
-//! let service = StreamableHttpService::new(factory, sessions, config);
-//! let mcp = owners.layer(PrecheckLayer::new(detail).layer(service));
-//! let app = Router::new().route_service("/mcp", mcp).layer(authentication);
-//! # // alice opens a session; its id is hers alone.
-//! # let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-//! #     "protocolVersion": "2025-11-25", "capabilities": {},
-//! #     "clientInfo": {"name": "doc", "version": "1"}}});
-//! # let opened = app.clone().call(post("alice", None, init)).await?;
-//! # assert_eq!(opened.status(), 200);
-//! # let id = opened.headers()["mcp-session-id"].to_str()?.to_owned();
-//! # let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-//! # let own = app.clone().call(post("alice", Some(&id), initialized)).await?;
-//! # assert_eq!(own.status(), 202);
-//! # let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
-//! # let foreign = app.clone().call(post("bob", Some(&id), ping)).await?;
-//! # assert_eq!(foreign.status(), 404);
-//! # Ok(())
-//! # }
-//! ```
+//! The session owner layer: see [`OwnerLayer`].
 
 use std::collections::HashMap;
 use std::fmt;
@@ -246,8 +168,85 @@ impl SessionOwners {
     }
 }
 
-/// Binds each session to its opener and refuses it to everyone else; see the
-/// [module docs](self).
+/// Each 2025-era session belongs to the caller that opened it.
+///
+/// rmcp serves a `Mcp-Session-Id` as a bearer handle: whoever presents the id uses the
+/// session, reads its `GET` stream, answers its server-to-client requests, or ends it with
+/// `DELETE`. This layer binds each session to the [`Caller`] of the `initialize` that
+/// opened it and answers every other caller's request naming the id exactly as rmcp answers an
+/// unknown id (HTTP 404, `Not Found: Session not found`), so the id tells another caller
+/// nothing, not even that it exists. The binding ends when the session closes (`DELETE`,
+/// idling out, retirement), through [`Sessions`](super::Sessions).
+///
+/// The layer goes between the authentication layer (which puts the caller in the request's
+/// extensions) and rmcp's service, outermost of mrtr's layers so that a foreign request runs
+/// no other check:
+///
+/// ```
+/// # use axum::Router;
+/// # use axum::body::Body;
+/// # use mrtr_rmcp::session::Sessions;
+/// # use mrtr_rmcp::layer::PrecheckLayer;
+/// # use mrtr_rmcp::mrtr_std::caller::Caller;
+/// # use mrtr_std::core::ErrorDetail;
+/// # use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+/// # use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+/// # use serde_json::{Value, json};
+/// # use tower_layer::Layer;
+/// # use tower_service::Service;
+/// # #[derive(Clone)]
+/// # struct Server;
+/// # impl rmcp::ServerHandler for Server {}
+/// # /// Bearer auth: the token is the user's name.
+/// # async fn authenticate(mut request: axum::extract::Request, next: axum::middleware::Next)
+/// #     -> axum::response::Response {
+/// #     let token = request.headers().get("authorization").and_then(|v| v.to_str().ok());
+/// #     let caller = match token.and_then(|t| t.strip_prefix("Bearer ")) {
+/// #         Some(user) => Caller::user("https://idp.test", user),
+/// #         None => Caller::Anonymous,
+/// #     };
+/// #     request.extensions_mut().insert(caller);
+/// #     next.run(request).await
+/// # }
+/// # /// A POST to /mcp as `user`, in session `id` if given.
+/// # fn post(user: &str, id: Option<&str>, body: Value) -> http::Request<Body> {
+/// #     let mut request = http::Request::post("/mcp")
+/// #         .header("host", "localhost")
+/// #         .header("authorization", format!("Bearer {user}"))
+/// #         .header("accept", "application/json, text/event-stream")
+/// #         .header("content-type", "application/json");
+/// #     if let Some(id) = id {
+/// #         request = request.header("mcp-session-id", id).header("mcp-protocol-version", "2025-11-25");
+/// #     }
+/// #     request.body(Body::from(body.to_string())).expect("a valid request")
+/// # }
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let factory = || Ok(Server);
+/// # let config = StreamableHttpServerConfig::default();
+/// # let detail = ErrorDetail::Uniform;
+/// # let authentication = axum::middleware::from_fn(authenticate);
+/// let sessions = Sessions::owned(LocalSessionManager::default());
+/// let owners = sessions.owner_layer();
+/// let service = StreamableHttpService::new(factory, sessions, config);
+/// let mcp = owners.layer(PrecheckLayer::new(detail).layer(service));
+/// let app = Router::new().route_service("/mcp", mcp).layer(authentication);
+/// # // alice opens a session; its id is hers alone.
+/// # let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+/// #     "protocolVersion": "2025-11-25", "capabilities": {},
+/// #     "clientInfo": {"name": "doc", "version": "1"}}});
+/// # let opened = app.clone().call(post("alice", None, init)).await?;
+/// # assert_eq!(opened.status(), 200);
+/// # let id = opened.headers()["mcp-session-id"].to_str()?.to_owned();
+/// # let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+/// # let own = app.clone().call(post("alice", Some(&id), initialized)).await?;
+/// # assert_eq!(own.status(), 202);
+/// # let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+/// # let foreign = app.clone().call(post("bob", Some(&id), ping)).await?;
+/// # assert_eq!(foreign.status(), 404);
+/// # Ok(())
+/// # }
+/// ```
 pub struct OwnerLayer<P> {
     owners: SessionOwners,
     source: Arc<P>,

@@ -1,58 +1,4 @@
-//! An in-process replay cache for many threads: sharded, bounded by a memory budget, evicted
-//! a second of expiries at a time.
-//!
-//! Each token id lives in one of a fixed number of shards (chosen by the id's random bytes),
-//! each behind its own mutex, so threads resuming different tokens rarely contend. A shard
-//! groups its ids into **generations** by expiry: generation `g` holds the ids whose token
-//! expires in `[g × GENERATION_MS, (g + 1) × GENERATION_MS)` (about one second), as a plain
-//! hash set of 16-byte ids. A token's expiry is authenticated with its id (both are sealed in
-//! the token), so an id always comes back with the same expiry: the check looks in one set.
-//! A generation is dropped whole (one deallocation, nothing per id) once its latest expiry has
-//! passed. The sets hash the id's own random bytes (no SipHash): ids reach the cache only
-//! after the AEAD has authenticated them, so a client cannot choose them.
-//!
-//! * **Atomic**: the lookup and the insert happen under one shard lock, so of many racing
-//!   calls with one id exactly one succeeds.
-//! * **Expiry**: an id is held until every id of its generation has expired (at most
-//!   [`GENERATION_MS`] after its own expiry; the token itself is refused as expired from its
-//!   own expiry on). The expiries a shard forgot are kept as a few spans: a token whose expiry
-//!   lies where ids were forgotten is refused, so a wall clock stepped back cannot revive a
-//!   spent token. Eviction follows the clock as it is (no remembered "latest time"), so after
-//!   a forward jump is corrected, fresh tokens are accepted at once.
-//! * **Bounded**: at most `capacity` ids in all (one atomic counter across the shards), set
-//!   directly ([`MemoryReplayCache::new`]) or from a memory budget
-//!   ([`MemoryReplayCache::with_memory_budget`]). When the cache is full, the call drops the
-//!   expired generations of each other shard that is not locked at that moment (`try_lock`,
-//!   never waiting) until a slot is free; if every id is live it refuses the new one with
-//!   [`ReplayError::Full`] (fail closed): it never forgets a live id to make room.
-//! * **No sweep**: every call drops the expired generations of its own shard, each in O(1).
-//!
-//! ## Memory
-//!
-//! An id costs one hash-set slot: 16 bytes and one control byte, at a load factor of at most
-//! 7/8, in a table that grows by doubling: 19.4 bytes per id in a full table, 38.9 just after
-//! it doubled. Each generation in use adds about 150 bytes (its table's smallest allocation
-//! and its header): with 64 shards and a 5-minute TTL at most about 19,000 generations, 2.8 MB.
-//! [`MemoryReplayCache::with_memory_budget`] turns a budget into a capacity at
-//! [`BUDGET_BYTES_PER_ID`] bytes per id, which covers both. Measured in steady state at 10,000
-//! resumes a second and a 5-minute TTL (3.0 million live ids; `cargo run --release -p
-//! mrtr-std --example replay_budget`): 27.9 bytes per id on the heap (counting allocator),
-//! 28.2 by resident set growth; see `docs/operations.md`, "Quotas and sizing".
-//!
-//! ```
-//! use mrtr_replay::MemoryReplayCache;
-//! use mrtr_core::replay::{ReplayCache, ReplayError};
-//!
-//! let cache = MemoryReplayCache::new(10_000);
-//! let id = [9u8; 16];
-//! assert_eq!(cache.check_and_record(&id, 2_000, 1_000), Ok(()));
-//! assert_eq!(cache.check_and_record(&id, 2_000, 1_500), Err(ReplayError::Replayed));
-//! assert_eq!(cache.check_and_record(&id, 2_000, 2_000), Err(ReplayError::Replayed)); // expired
-//! let mut other = id;
-//! other[15] = 1; // same shard (the first bytes choose it)
-//! assert_eq!(cache.check_and_record(&other, 9_000, 3_100), Ok(())); // the first one's generation is gone
-//! assert_eq!(cache.len(), 1);
-//! ```
+//! [`MemoryReplayCache`]: the in-process replay cache.
 
 use std::collections::{HashSet, VecDeque};
 use std::fmt;
@@ -182,7 +128,63 @@ impl Shard {
     }
 }
 
-/// A concurrent, bounded, in-process [`ReplayCache`] (see the [module docs](self)).
+/// A concurrent, bounded, in-process [`ReplayCache`].
+///
+/// An in-process replay cache for many threads: sharded, bounded by a memory budget, evicted
+/// a second of expiries at a time.
+///
+/// Each token id lives in one of a fixed number of shards (chosen by the id's random bytes),
+/// each behind its own mutex, so threads resuming different tokens rarely contend. A shard
+/// groups its ids into **generations** by expiry: generation `g` holds the ids whose token
+/// expires in `[g × GENERATION_MS, (g + 1) × GENERATION_MS)` (about one second), as a plain
+/// hash set of 16-byte ids. A token's expiry is authenticated with its id (both are sealed in
+/// the token), so an id always comes back with the same expiry: the check looks in one set.
+/// A generation is dropped whole (one deallocation, nothing per id) once its latest expiry has
+/// passed. The sets hash the id's own random bytes (no SipHash): ids reach the cache only
+/// after the AEAD has authenticated them, so a client cannot choose them.
+///
+/// * **Atomic**: the lookup and the insert happen under one shard lock, so of many racing
+///   calls with one id exactly one succeeds.
+/// * **Expiry**: an id is held until every id of its generation has expired (at most
+///   [`GENERATION_MS`] after its own expiry; the token itself is refused as expired from its
+///   own expiry on). The expiries a shard forgot are kept as a few spans: a token whose expiry
+///   lies where ids were forgotten is refused, so a wall clock stepped back cannot revive a
+///   spent token. Eviction follows the clock as it is (no remembered "latest time"), so after
+///   a forward jump is corrected, fresh tokens are accepted at once.
+/// * **Bounded**: at most `capacity` ids in all (one atomic counter across the shards), set
+///   directly ([`MemoryReplayCache::new`]) or from a memory budget
+///   ([`MemoryReplayCache::with_memory_budget`]). When the cache is full, the call drops the
+///   expired generations of each other shard that is not locked at that moment (`try_lock`,
+///   never waiting) until a slot is free; if every id is live it refuses the new one with
+///   [`ReplayError::Full`] (fail closed): it never forgets a live id to make room.
+/// * **No sweep**: every call drops the expired generations of its own shard, each in O(1).
+///
+/// ## Memory
+///
+/// An id costs one hash-set slot: 16 bytes and one control byte, at a load factor of at most
+/// 7/8, in a table that grows by doubling: 19.4 bytes per id in a full table, 38.9 just after
+/// it doubled. Each generation in use adds about 150 bytes (its table's smallest allocation
+/// and its header): with 64 shards and a 5-minute TTL at most about 19,000 generations, 2.8 MB.
+/// [`MemoryReplayCache::with_memory_budget`] turns a budget into a capacity at
+/// [`BUDGET_BYTES_PER_ID`] bytes per id, which covers both. Measured in steady state at 10,000
+/// resumes a second and a 5-minute TTL (3.0 million live ids; `cargo run --release -p
+/// mrtr-std --example replay_budget`): 27.9 bytes per id on the heap (counting allocator),
+/// 28.2 by resident set growth; see `docs/operations.md`, "Quotas and sizing".
+///
+/// ```
+/// use mrtr_replay::MemoryReplayCache;
+/// use mrtr_core::replay::{ReplayCache, ReplayError};
+///
+/// let cache = MemoryReplayCache::new(10_000);
+/// let id = [9u8; 16];
+/// assert_eq!(cache.check_and_record(&id, 2_000, 1_000), Ok(()));
+/// assert_eq!(cache.check_and_record(&id, 2_000, 1_500), Err(ReplayError::Replayed));
+/// assert_eq!(cache.check_and_record(&id, 2_000, 2_000), Err(ReplayError::Replayed)); // expired
+/// let mut other = id;
+/// other[15] = 1; // same shard (the first bytes choose it)
+/// assert_eq!(cache.check_and_record(&other, 9_000, 3_100), Ok(())); // the first one's generation is gone
+/// assert_eq!(cache.len(), 1);
+/// ```
 ///
 /// Single use within one process only: nodes behind a load balancer need a shared store,
 /// such as the Redis cache.
@@ -208,7 +210,7 @@ impl MemoryReplayCache {
     }
 
     /// A cache whose ids take at most about `bytes` of memory: a capacity of
-    /// `bytes / BUDGET_BYTES_PER_ID` ids (see the [module docs](self) for what an id costs).
+    /// `bytes / BUDGET_BYTES_PER_ID` ids (see [`MemoryReplayCache`] for what an id costs).
     /// Memory is taken as ids arrive, not up front.
     pub fn with_memory_budget(bytes: usize) -> Self {
         Self::new(Self::capacity_for_budget(bytes))

@@ -9,7 +9,7 @@ use mrtr_core::cipher::Algorithm;
 /// Where an engine draws each token's id and nonce (one draw per seal). Part of [`EngineConfig`]
 /// (`EngineConfig::nonce_source`); [`NonceSource::Os`] by default.
 ///
-/// * [`NonceSource::Os`]: [`OsRng`](crate::OsRng), one `getrandom` system call per seal. Safe
+/// * [`NonceSource::Os`]: [`OsRng`](crate::rng::OsRng), one `getrandom` system call per seal. Safe
 ///   with every algorithm, after `fork` and after a VM snapshot restore.
 /// * [`NonceSource::Fast`]: [`FastRng`](crate::rng_fast::FastRng), this thread's reseeding,
 ///   fork-aware ChaCha20 generator. It cannot detect a VM snapshot restored twice, after which

@@ -101,7 +101,7 @@
 //! Memory in Redis 7.0, default 12-byte prefix: `MEMORY USAGE` of one key is 88 bytes, and
 //! `used_memory` grows by about 133 bytes per entry (key, value, expiry table), measured by
 //! recording 100 000 ids. A blocking variant for servers without an async runtime is in
-//! [`crate::redis::blocking`].
+//! [`BlockingRedisReplayCache`].
 //!
 //! ```no_run
 //! use std::time::Duration;
