@@ -44,7 +44,7 @@ fi
 adoption=rmcp-adapter/examples/two_tools.rs
 if [ -f "$adoption" ]; then
     # mrtr-specific: a line that names an item of mrtr (or the handler's pending call).
-    specific=$(grep -Ev '^\s*($|//)' "$adoption" | grep -cE 'mrtr|Mrtr|Caller|Parameters|pending|call\.|\bCall\b|Stack|PrecheckLayer|KeyConfig|AnyReplayCache|Rotating|Backend::|Limits::|EngineConfig::|Sessions|ErrorDetail|log_filter|input::|Answer::|bearer_token|owner_layer|\.caller\(|\.owners\(')
+    specific=$(grep -Ev '^\s*($|//)' "$adoption" | grep -cE 'mrtr|Mrtr|Caller|Parameters|pending|call\.|\bCall\b|Stack|PrecheckLayer|KeyConfig|AnyReplayCache|Engine|Backend::|Limits::|EngineConfig::|Sessions|ErrorDetail|log_filter|input::|Answer::|bearer_token|owner_layer|\.caller\(|\.owners\(')
     echo "adoption example ($adoption): $(code_lines "$adoption") code lines, $specific mrtr-specific"
 fi
 

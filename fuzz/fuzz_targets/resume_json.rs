@@ -1,5 +1,5 @@
 //! The `mrtr-std` JSON-RPC glue on arbitrary request params: `ResumeRequest::from_params`
-//! then `Engine::resume`. The glue must bind exactly what the params say (target, protocol
+//! then `CipherEngine::resume`. The glue must bind exactly what the params say (target, protocol
 //! version, argument digest), agree with `mrtr-core` run directly on the same token and
 //! binding, answer every rejected `requestState` with the one uniform error object, never echo
 //! the token, and accept a token at most once.

@@ -4,14 +4,14 @@
 use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_core::replay::SharedReplaySet;
 use mrtr_core::{Codec, ManualClock, Principal, Round};
-use mrtr_std::engine::Engine;
+use mrtr_std::engine::CipherEngine;
 use mrtr_std::jsonrpc::ResumeRequest;
 use serde_json::{Value, json};
 
 use crate::fixture::{self, CountingRng, NOW_MS};
 
 /// The std engine under test: the fixture's ring and clock, single use through a replay set.
-pub type StdEngine = Engine<Aes256Gcm, SharedReplaySet<4>, ManualClock, 2>;
+pub type StdEngine = CipherEngine<Aes256Gcm, SharedReplaySet<4>, ManualClock, 2>;
 
 /// The methods a fuzz input can name, by its first byte.
 pub const METHODS: [&str; 4] = ["tools/call", "prompts/get", "resources/read", "tools/list"];
@@ -37,7 +37,7 @@ pub fn engine() -> StdEngine {
     .audience(fixture::AUDIENCE)
     .build()
     .expect("config");
-    Engine::new(mrtr, SharedReplaySet::new())
+    CipherEngine::new(mrtr, SharedReplaySet::new())
 }
 
 /// The error object every rejected `requestState` must produce in the default mode.

@@ -11,7 +11,7 @@ use mrtr_rmcp::layer::PrecheckLayer;
 use mrtr_rmcp::mrtr_replay::AnyReplayCache;
 use mrtr_rmcp::mrtr_std::caller::Caller;
 use mrtr_rmcp::mrtr_std::core::ErrorDetail;
-use mrtr_rmcp::mrtr_std::engine::{Backend, EngineConfig, Rotating};
+use mrtr_rmcp::mrtr_std::engine::{Backend, Engine, EngineConfig};
 use mrtr_rmcp::mrtr_std::keys::KeyConfig;
 use mrtr_rmcp::session::Sessions;
 use mrtr_rmcp::{Call, CallerLayer, HasMrtr, Mrtr, Parameters, Stack};
@@ -118,7 +118,7 @@ fn authenticate(head: &http::request::Parts) -> Option<Caller> {
 /// The `/mcp` endpoint: the tools, mrtr's engine and its layers, in front of rmcp.
 pub fn app(keys: KeyConfig) -> Result<axum::Router, Box<dyn std::error::Error>> {
     let store = AnyReplayCache::memory(100_000); // single use; Redis for several nodes
-    let engine = Rotating::new(
+    let engine = Engine::new(
         Backend::Aes256Gcm,
         keys,
         EngineConfig::for_audience("notes"),

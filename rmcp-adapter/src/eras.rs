@@ -19,7 +19,7 @@
 //! ```
 //! # use mrtr_rmcp::input::Declared;
 //! # use mrtr_rmcp::{HasMrtr, Mrtr, Parameters};
-//! # use mrtr_std::engine::{Backend, EngineConfig, Rotating};
+//! # use mrtr_std::engine::{Backend, Engine, EngineConfig};
 //! # use mrtr_std::keys::KeyConfig;
 //! # use mrtr_replay::AnyReplayCache;
 //! # use rmcp::model::{CallToolResponse, ErrorData};
@@ -82,7 +82,7 @@
 //! # use rmcp::model::ProtocolVersion;
 //! # use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 //! # let keys = KeyConfig::parse_env("current=k1; k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")?;
-//! # let engine = Rotating::new(Backend::Aes256Gcm, keys, EngineConfig::for_audience("booking"), AnyReplayCache::memory(1_000))?;
+//! # let engine = Engine::new(Backend::Aes256Gcm, keys, EngineConfig::for_audience("booking"), AnyReplayCache::memory(1_000))?;
 //! # let server = Server { mrtr: Mrtr::new(engine) };
 //! # // The same tool in both eras, over an in-memory transport: MRTR rounds (2026-07-28),
 //! # // and server-to-client elicitation in an initialized session (2025-11-25).

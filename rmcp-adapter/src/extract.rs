@@ -28,7 +28,7 @@ use crate::mrtr::HasMrtr;
 /// ```
 /// # use mrtr_rmcp::input::{self, Declared};
 /// # use mrtr_rmcp::{HasMrtr, Mrtr, Parameters};
-/// # use mrtr_std::engine::{Backend, EngineConfig, Rotating};
+/// # use mrtr_std::engine::{Backend, Engine, EngineConfig};
 /// # use mrtr_std::keys::KeyConfig;
 /// # use mrtr_replay::AnyReplayCache;
 /// # use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
@@ -66,7 +66,7 @@ use crate::mrtr::HasMrtr;
 /// # }
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// # let keys = KeyConfig::parse_env("current=k1; k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")?;
-/// # let engine = Rotating::new(Backend::Aes256Gcm, keys, EngineConfig::for_audience("booking"), AnyReplayCache::memory(1_000))?;
+/// # let engine = Engine::new(Backend::Aes256Gcm, keys, EngineConfig::for_audience("booking"), AnyReplayCache::memory(1_000))?;
 /// # let _server = Server { mrtr: Mrtr::new(engine) };
 /// // The tool's input schema is `BookArgs`'s:
 /// let tool = Server::tool_router().get("book_table").cloned().expect("routed");

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use mrtr_replay::{AnyReplayCache, AsyncReplayCache};
-use mrtr_std::engine::{Generation, Rotating};
+use mrtr_std::engine::{Engine, Generation};
 use mrtr_std::jsonrpc::{Method, RequestState, ResumeRequest};
 use mrtr_std::quota::{QuotaKey, Quotas};
 use rmcp::RoleServer;
@@ -42,7 +42,7 @@ fn unchecked() -> ErrorData {
     ErrorData::internal_error("Internal error: the server cannot check this request", None)
 }
 
-/// mrtr for an rmcp server: the engine that seals and checks `requestState` (a [`Rotating`]
+/// mrtr for an rmcp server: the engine that seals and checks `requestState` (a [`Engine`]
 /// engine, whose keys can be reloaded while it serves), the [`PrincipalSource`] that names
 /// the caller and, if set ([`Mrtr::with_quotas`]), the per-caller quotas on pauses and
 /// resumes. Cheap to clone (two `Arc`s); build it once at startup and keep it in the server
@@ -53,7 +53,7 @@ pub struct Mrtr<R = AnyReplayCache> {
 }
 
 struct Inner<R> {
-    engine: Rotating<R>,
+    engine: Engine<R>,
     principals: Box<dyn PrincipalSource>,
 }
 
@@ -76,9 +76,9 @@ impl<R: fmt::Debug> fmt::Debug for Mrtr<R> {
 }
 
 /// For `mrtr_std::reload::KeyReloader`, which reloads the keys of this `Mrtr`'s engine.
-impl<R> AsRef<Rotating<R>> for Mrtr<R> {
-    fn as_ref(&self) -> &Rotating<R> {
-        self.rotating()
+impl<R> AsRef<Engine<R>> for Mrtr<R> {
+    fn as_ref(&self) -> &Engine<R> {
+        self.reloadable()
     }
 }
 
@@ -92,12 +92,12 @@ pub trait HasMrtr<R = AnyReplayCache> {
 impl<R> Mrtr<R> {
     /// mrtr with `engine`, reading the caller from the [`Caller`] a bearer-auth layer put in
     /// the HTTP request's extensions (anonymous on stdio).
-    pub fn new(engine: Rotating<R>) -> Self {
+    pub fn new(engine: Engine<R>) -> Self {
         Self::with_principal_source(engine, FromExtensions)
     }
 
     /// mrtr with `engine`, naming callers with `principals`.
-    pub fn with_principal_source(engine: Rotating<R>, principals: impl PrincipalSource) -> Self {
+    pub fn with_principal_source(engine: Engine<R>, principals: impl PrincipalSource) -> Self {
         Self {
             shared: Arc::new(Inner {
                 engine,
@@ -140,14 +140,14 @@ impl<R> Mrtr<R> {
         self.quotas.as_deref().map(|gate| &gate.quotas)
     }
 
-    /// The engine, whose keys [`Rotating::reload`] replaces.
-    pub fn rotating(&self) -> &Rotating<R> {
+    /// The engine, whose keys [`Engine::reload`] replaces.
+    pub fn reloadable(&self) -> &Engine<R> {
         &self.shared.engine
     }
 
     /// The engine generation to serve one request with.
     pub fn engine(&self) -> Arc<Generation<R, mrtr_std::clock::SystemClock>> {
-        self.shared.engine.engine()
+        self.shared.engine.current()
     }
 
     /// The caller of the request `ctx` belongs to.

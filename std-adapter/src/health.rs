@@ -3,7 +3,7 @@
 //! mrtr cannot serve resumes while its replay store cannot record them (Redis unreachable,
 //! evicting, out of memory, replicas behind: [`NotReadyCause`]), and cannot pause while its
 //! current key has no seal left. [`Health`] gathers every such cause; a server answers its
-//! readiness probe (`/readyz`) with it, and runs [`Rotating::check_startup`] before it
+//! readiness probe (`/readyz`) with it, and runs [`Engine::check_startup`] before it
 //! serves, so that a Redis it cannot use stops the start with a clear message instead of
 //! refusing every resume later.
 //!
@@ -18,13 +18,13 @@
 //! # #[cfg(all(feature = "aes-gcm", feature = "tokio"))]
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use mrtr_std::engine::{Backend, EngineConfig, Rotating};
+//! use mrtr_std::engine::{Backend, Engine, EngineConfig};
 //! use mrtr_std::health::Startup;
 //! use mrtr_std::keys::KeyConfig;
 //! use mrtr_replay::AnyReplayCache;
 //!
 //! let keys = KeyConfig::parse_env("current=k1; k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")?;
-//! let engine = Rotating::new(Backend::Aes256Gcm, keys, EngineConfig::for_audience("my-service"), AnyReplayCache::memory(1_000))?;
+//! let engine = Engine::new(Backend::Aes256Gcm, keys, EngineConfig::for_audience("my-service"), AnyReplayCache::memory(1_000))?;
 //!
 //! // Startup: fail fast unless ready (or `Startup::degraded()` to serve anyway).
 //! let health = engine.check_startup(Startup::fail_fast()).await?;
@@ -45,7 +45,7 @@ use mrtr_core::Clock;
 use mrtr_core::key::KeyId;
 use serde_json::{Value, json};
 
-use crate::engine::{AnyEngine, Rotating};
+use crate::engine::{AnyEngine, Engine};
 use mrtr_replay::{AnyReplayCache, NotReadyCause, Readiness};
 
 /// Something that stops mrtr from serving.
@@ -148,7 +148,7 @@ impl fmt::Display for Health {
     }
 }
 
-/// How [`Rotating::check_startup`] treats a dependency that is not ready.
+/// How [`Engine::check_startup`] treats a dependency that is not ready.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Startup {
     degraded: bool,
@@ -219,10 +219,10 @@ impl fmt::Display for StartupError {
 
 impl std::error::Error for StartupError {}
 
-impl<Clk: Clock + Clone + Send + Sync + 'static> Rotating<AnyReplayCache, Clk> {
+impl<Clk: Clock + Clone + Send + Sync + 'static> Engine<AnyReplayCache, Clk> {
     /// Whether mrtr can serve, from what the replay store last saw (no I/O).
     pub fn readiness(&self) -> Health {
-        Health::new(self.replay_cache().readiness(), &self.engine())
+        Health::new(self.replay_cache().readiness(), &self.current())
     }
 
     /// Whether mrtr can serve, asking the replay store first (a Redis store connects if
@@ -230,7 +230,7 @@ impl<Clk: Clock + Clone + Send + Sync + 'static> Rotating<AnyReplayCache, Clk> {
     /// called; bounded by its timeouts). For `/readyz`.
     pub async fn probe(&self) -> Health {
         let replay = self.replay_cache().probe().await;
-        Health::new(replay, &self.engine())
+        Health::new(replay, &self.current())
     }
 
     /// The startup check: probes the replay store (retrying for up to
@@ -241,7 +241,7 @@ impl<Clk: Clock + Clone + Send + Sync + 'static> Rotating<AnyReplayCache, Clk> {
         let health = self.probe_until_ready(startup.wait).await;
         if health.is_ready() {
             tracing::info!(target: "mrtr", replay = self.replay_cache().name(),
-                key = %self.engine().current_key_id(), "mrtr ready");
+                key = %self.current().current_key_id(), "mrtr ready");
             return Ok(health);
         }
         if startup.degraded {

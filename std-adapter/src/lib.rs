@@ -9,7 +9,7 @@
 //!
 //! * [`caller`] ([`caller::Caller`], who sent a request, owned), [`clock`] ([`clock::SystemClock`]), [`rng`] ([`rng::OsRng`]), [`rng_fast`] (a reseeding, fork-aware
 //!   userspace CSPRNG, for AES-256-GCM-SIV only), [`keys`] ([`keys::KeyConfig`]);
-//! * [`engine`]: [`engine::Engine`], [`engine::AnyEngine`], [`engine::Step`];
+//! * [`engine`]: [`engine::CipherEngine`], [`engine::AnyEngine`], [`engine::Step`];
 //!   [`jsonrpc`]: [`jsonrpc::ResumeRequest`]; [`jcs`];
 //! * [`quota`]: per-caller token buckets for pauses and resumes;
 //! * the replay stores are the crate [`mrtr_replay`] (memory; Redis with feature `redis`), and

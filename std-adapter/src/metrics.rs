@@ -1,7 +1,7 @@
 //! Metrics (feature `metrics`): what mrtr counts, through the `metrics` facade.
 //!
-//! mrtr-std records each event where it happens: a seal in [`Engine::pause`], a resume
-//! outcome in [`Engine::verify`] and [`Engine::commit`], a Redis call in the replay caches,
+//! mrtr-std records each event where it happens: a seal in [`CipherEngine::pause`], a resume
+//! outcome in [`CipherEngine::verify`] and [`CipherEngine::commit`], a Redis call in the replay caches,
 //! a check in the subscription registry. The facade sends them to whichever recorder the
 //! server installed, and costs one call that does nothing when none is installed. The names
 //! follow the Prometheus conventions: an `mrtr_` prefix, counters ending in `_total`, units in
@@ -41,9 +41,9 @@
 //! A server with another recorder (OpenTelemetry, StatsD) installs its own and calls
 //! [`describe`] once so that the recorder knows each metric's unit and help text.
 //!
-//! [`Engine::pause`]: crate::engine::Engine::pause
-//! [`Engine::verify`]: crate::engine::Engine::verify
-//! [`Engine::commit`]: crate::engine::Engine::commit
+//! [`CipherEngine::pause`]: crate::engine::CipherEngine::pause
+//! [`CipherEngine::verify`]: crate::engine::CipherEngine::verify
+//! [`CipherEngine::commit`]: crate::engine::CipherEngine::commit
 
 use ::metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
 

@@ -1,7 +1,7 @@
 //! Key reloads while serving (feature `tokio`): re-read the key file when it changes or on
-//! `SIGHUP`, and swap the keys of a [`Rotating`] engine without a restart.
+//! `SIGHUP`, and swap the keys of an [`Engine`] without a restart.
 //!
-//! [`KeyReloader`] re-reads a [`KeySource`] and calls [`Rotating::reload`]; every reload is
+//! [`KeyReloader`] re-reads a [`KeySource`] and calls [`Engine::reload`]; every reload is
 //! logged (target `mrtr`) with what changed, and a configuration that is invalid, unreadable
 //! or reuses a key id for other material is refused with an error log, leaving the keys as
 //! they were. [`KeyReloader::spawn`] runs the triggers on the tokio runtime:
@@ -21,7 +21,7 @@
 //! # #[tokio::main]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
-//! use mrtr_std::engine::{Backend, EngineConfig, Rotating};
+//! use mrtr_std::engine::{Backend, Engine, EngineConfig};
 //! use mrtr_std::keys::{KeyConfig, KeySource};
 //! use mrtr_std::reload::{KeyReloader, Triggers};
 //! use mrtr_replay::AnyReplayCache;
@@ -31,7 +31,7 @@
 //!     Some(source) => source.load()?,
 //!     None => KeyConfig::ephemeral()?,
 //! };
-//! let engine = Arc::new(Rotating::new(Backend::Aes256Gcm, keys, EngineConfig::for_audience("my-service"),
+//! let engine = Arc::new(Engine::new(Backend::Aes256Gcm, keys, EngineConfig::for_audience("my-service"),
 //!     AnyReplayCache::memory(100_000))?);
 //! // Keep the handle for as long as the server runs: dropping it stops the triggers.
 //! let _reloads = match source {
@@ -52,7 +52,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use zeroize::Zeroizing;
 
-use crate::engine::{EngineConfigError, Reloaded, Rotating};
+use crate::engine::{Engine, EngineConfigError, Reloaded};
 use crate::keys::{KeyConfig, KeyConfigError, KeySource};
 
 /// Default interval between two readings of a watched key file.
@@ -161,7 +161,7 @@ impl Triggers {
 
 type Apply = dyn Fn(KeyConfig) -> Result<Reloaded, EngineConfigError> + Send + Sync;
 
-/// Re-reads a [`KeySource`] and reloads a [`Rotating`] engine; see the [module docs](self).
+/// Re-reads a [`KeySource`] and reloads an [`Engine`]; see the [module docs](self).
 pub struct KeyReloader {
     source: KeySource,
     apply: Box<Apply>,
@@ -172,12 +172,12 @@ pub struct KeyReloader {
 }
 
 impl KeyReloader {
-    /// A reloader of `engine` (an `Arc<Rotating>`, or anything that holds one) from `source`,
+    /// A reloader of `engine` (an `Arc<Engine>`, or anything that holds one) from `source`,
     /// which should be where `engine`'s keys were loaded from. A key file is read once here,
     /// so that the watch reloads only when it changes from now on.
     pub fn new<T, R, Clk>(engine: T, source: KeySource) -> Self
     where
-        T: AsRef<Rotating<R, Clk>> + Send + Sync + 'static,
+        T: AsRef<Engine<R, Clk>> + Send + Sync + 'static,
         R: Send + Sync + 'static,
         Clk: Clock + Clone + Send + Sync + 'static,
     {

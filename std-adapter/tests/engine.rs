@@ -6,12 +6,12 @@ use mrtr_aes_gcm::Aes256Gcm;
 use mrtr_replay::MemoryReplayCache;
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::{ErrorDetail, Principal, Reason, Round, SealError};
-use mrtr_std::engine::{Engine, MAX_CONTINUATION_LEN, MAX_TOKEN_LEN, PauseError, Step};
+use mrtr_std::engine::{CipherEngine, MAX_CONTINUATION_LEN, MAX_TOKEN_LEN, PauseError, Step};
 use mrtr_std::jsonrpc::{JsonRpcError, Method, RequestState, ResumeRequest};
 use serde_json::{Value, json};
 use support::{T0, mrtr};
 
-type Eng = Engine<Aes256Gcm, MemoryReplayCache, ManualClock>;
+type Eng = CipherEngine<Aes256Gcm, MemoryReplayCache, ManualClock>;
 
 const ALICE: Principal<'static> = Principal::User {
     issuer: "https://idp",
@@ -25,7 +25,7 @@ const BOB: Principal<'static> = Principal::User {
 fn engine(detail: ErrorDetail) -> (Eng, ManualClock) {
     let clock = ManualClock::new(T0);
     (
-        Engine::new(mrtr(&clock, detail), MemoryReplayCache::new(1_000)),
+        CipherEngine::new(mrtr(&clock, detail), MemoryReplayCache::new(1_000)),
         clock,
     )
 }
@@ -453,7 +453,7 @@ fn rotated_key_still_opens_until_removed() {
     use support::{KEY1_B64, KEY2_B64};
     let clock = ManualClock::new(T0);
     let old_ring = KeyConfig::parse_env(&format!("current=k1; k1:{KEY1_B64}")).unwrap();
-    let old = Engine::new(
+    let old = CipherEngine::new(
         Codec::builder(old_ring.into_ring::<Aes256Gcm, 4>().unwrap(), clock.clone())
             .without_audience()
             .ttl_ms(60_000)
@@ -474,7 +474,7 @@ fn rotated_key_still_opens_until_removed() {
     ));
     // k1 removed: unknown key.
     let only_k2 = KeyConfig::parse_env(&format!("current=k2; k2:{KEY2_B64}")).unwrap();
-    let newer = Engine::new(
+    let newer = CipherEngine::new(
         Codec::builder(only_k2.into_ring::<Aes256Gcm, 4>().unwrap(), clock)
             .without_audience()
             .error_detail(ErrorDetail::Detailed)
@@ -526,7 +526,7 @@ fn every_cipher_backend_round_trips_through_the_engine() {
     fn run<C: Cipher>() {
         let ring = KeyConfig::ephemeral().unwrap().into_ring::<C, 1>().unwrap();
         let clock = ManualClock::new(T0);
-        let e = Engine::new(
+        let e = CipherEngine::new(
             Codec::builder(ring, clock)
                 .without_audience()
                 .build()

@@ -10,7 +10,7 @@ use std::time::Duration;
 use mrtr_replay::redis::RedisReplayCache;
 use mrtr_replay::{AnyReplayCache, EvictionPolicy, NotReadyCause};
 use mrtr_std::core::key::DEFAULT_SEAL_LIMIT;
-use mrtr_std::engine::{Backend, EngineConfig, Rotating};
+use mrtr_std::engine::{Backend, Engine, EngineConfig};
 use mrtr_std::health::{Cause, Startup};
 use mrtr_std::keys::KeyConfig;
 use support::redis::RedisServer;
@@ -20,14 +20,14 @@ fn keys() -> KeyConfig {
     KeyConfig::parse_env(&format!("current=k1; k1:{KEY1_B64}")).unwrap()
 }
 
-fn redis_node(url: &str) -> Rotating {
+fn redis_node(url: &str) -> Engine {
     let cache = RedisReplayCache::builder(url)
         .connect_timeout(Duration::from_secs(5))
         .command_timeout(Duration::from_secs(5))
         .reconnect_backoff(Duration::from_millis(50))
         .build()
         .unwrap();
-    Rotating::new(
+    Engine::new(
         Backend::Aes256Gcm,
         keys(),
         EngineConfig::for_audience("test-service"),
@@ -144,7 +144,7 @@ fn the_startup_check_waits_for_a_store_that_becomes_ready() {
 
 #[test]
 fn an_exhausted_key_is_not_ready_and_fails_the_start() {
-    let node = Rotating::with_clock_counting(
+    let node = Engine::with_clock_counting(
         Backend::Aes256Gcm,
         keys(),
         EngineConfig::for_audience("test-service"),

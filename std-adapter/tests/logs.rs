@@ -8,7 +8,7 @@ use mrtr_replay::MemoryReplayCache;
 use mrtr_replay::redis::RedisReplayCache;
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::{ErrorDetail, Principal, Reason, Round};
-use mrtr_std::engine::{Engine, Step};
+use mrtr_std::engine::{CipherEngine, Step};
 use mrtr_std::jsonrpc::ResumeRequest;
 use mrtr_std::keys::KeyConfig;
 use serde_json::{Value, json};
@@ -52,7 +52,7 @@ fn assert_clean(text: &str, tokens: &[String]) {
 #[test]
 fn every_rejection_is_logged_with_its_reason_and_nothing_secret_leaks() {
     let clock = ManualClock::new(T0);
-    let engine = Engine::new(
+    let engine = CipherEngine::new(
         mrtr(&clock, ErrorDetail::Uniform),
         MemoryReplayCache::with_shards(1, 1),
     );
@@ -126,7 +126,7 @@ fn every_rejection_is_logged_with_its_reason_and_nothing_secret_leaks() {
 
         // A Redis that is not there: replay_store_unavailable.
         let redis = RedisReplayCache::new("redis://127.0.0.1:1/").unwrap();
-        let remote = Engine::new(mrtr(&clock, ErrorDetail::Uniform), redis);
+        let remote = CipherEngine::new(mrtr(&clock, ErrorDetail::Uniform), redis);
         let fresh = params(json!({}), None);
         let req = ResumeRequest::from_params("tools/call", &fresh, ALICE)
             .unwrap()

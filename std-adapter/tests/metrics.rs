@@ -11,7 +11,7 @@ use mrtr_replay::{AnyReplayCache, MemoryReplayCache, Readiness};
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::key::DEFAULT_SEAL_LIMIT;
 use mrtr_std::core::{ErrorDetail, Reason, Round};
-use mrtr_std::engine::{AnyEngine, Backend, EngineConfig, Rotating, Step};
+use mrtr_std::engine::{AnyEngine, Backend, Engine, EngineConfig, Step};
 use mrtr_std::health::Cause;
 use mrtr_std::jsonrpc::{Precheck, ResumeRequest, precheck_raw};
 use mrtr_std::keys::KeyConfig;
@@ -175,7 +175,7 @@ fn pause_refusals_name_the_round_cap_and_unbindable_arguments() {
 fn reloads_count_applied_and_refused_and_retired_keys_leave_the_gauges() {
     let rec = TestRecorder::default();
     with_local_recorder(&rec, || {
-        let node = Rotating::with_clock(
+        let node = Engine::with_clock(
             Backend::ChaCha20Poly1305,
             keys("current=k1; k1:K1"),
             EngineConfig::for_audience("test-service"),
@@ -224,7 +224,7 @@ fn redis_calls_are_timed_and_errors_and_readiness_are_published() {
         .command_timeout(Duration::from_secs(5))
         .build()
         .unwrap();
-    let node = Rotating::with_clock(
+    let node = Engine::with_clock(
         Backend::Aes256Gcm,
         keys("current=k1; k1:K1"),
         EngineConfig::for_audience("test-service"),
@@ -241,7 +241,7 @@ fn redis_calls_are_timed_and_errors_and_readiness_are_published() {
             assert_eq!(rec.gauge(names::REPLAY_STORE_READY, &ready), Some(1.0));
             assert_eq!(rec.gauge(names::READY, &[]), Some(1.0));
 
-            let e = node.engine();
+            let e = node.current();
             let token = e.pause(&request(None), Round::FIRST, b"x").unwrap();
             e.resume_async(&request(Some(&token))).await.unwrap();
             let replay = e.resume_async(&request(Some(&token))).await.unwrap_err();

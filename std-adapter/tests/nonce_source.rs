@@ -14,7 +14,7 @@ use mrtr_std::core::{Codec, Round};
 #[cfg(feature = "aes-gcm-siv")]
 use mrtr_std::engine::Step;
 use mrtr_std::engine::{
-    AnyEngine, Backend, Engine, EngineConfig, EngineConfigError, NonceSource, Rotating,
+    AnyEngine, Backend, CipherEngine, Engine, EngineConfig, EngineConfigError, NonceSource,
 };
 use mrtr_std::keys::KeyConfig;
 use mrtr_std::rng_fast::FastRng;
@@ -64,7 +64,7 @@ fn fast_is_refused_at_build_time_for_every_algorithm_but_gcm_siv() {
             text.contains("nonce source fast") && text.contains("aes-256-gcm-siv"),
             "{text}"
         );
-        let err = Rotating::new(
+        let err = Engine::new(
             backend,
             keys(),
             limits(NonceSource::Fast),
@@ -83,7 +83,7 @@ fn a_typed_engine_refuses_fast_unless_its_cipher_is_gcm_siv() {
         .without_audience()
         .build()
         .unwrap();
-    let engine = Engine::new(mrtr, ());
+    let engine = CipherEngine::new(mrtr, ());
     assert_eq!(engine.nonce_source(), NonceSource::Os);
     let err = engine.with_nonce_source(NonceSource::Fast).unwrap_err();
     assert!(is_refusal(&err, Algorithm::Aes256Gcm), "{err:?}");
@@ -141,7 +141,7 @@ fn gcm_siv_seals_with_the_source_it_was_given() {
     assert!(fast.resume(&booking(Some(&b))).is_err());
 
     // A key reload keeps the source.
-    let rotating = Rotating::new(
+    let rotating = Engine::new(
         backend,
         keys(),
         limits(NonceSource::Fast),
@@ -149,5 +149,5 @@ fn gcm_siv_seals_with_the_source_it_was_given() {
     )
     .unwrap();
     rotating.reload(keys()).unwrap();
-    assert_eq!(rotating.engine().nonce_source(), NonceSource::Fast);
+    assert_eq!(rotating.current().nonce_source(), NonceSource::Fast);
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use mrtr_replay::AnyReplayCache;
 use mrtr_std::core::{Reason, Round};
-use mrtr_std::engine::{Backend, EngineConfig, ReloadWarning, Rotating, Step};
+use mrtr_std::engine::{Backend, Engine, EngineConfig, ReloadWarning, Step};
 use mrtr_std::jsonrpc::ResumeRequest;
 use mrtr_std::keys::{KeyConfig, KeySource};
 use mrtr_std::reload::{KeyReloader, ReloadError, ReloadEvent, Trigger, Triggers};
@@ -65,10 +65,10 @@ async fn next(rx: &mut watch::Receiver<Option<ReloadEvent>>, after: u64) -> Relo
     seen.clone().unwrap()
 }
 
-fn node(path: &Path) -> Arc<Rotating> {
+fn node(path: &Path) -> Arc<Engine> {
     let keys = KeyConfig::load_file(path).unwrap();
     Arc::new(
-        Rotating::new(
+        Engine::new(
             Backend::Aes256Gcm,
             keys,
             EngineConfig::for_audience("test-service"),
@@ -103,8 +103,8 @@ async fn a_changed_key_file_is_reloaded_and_a_bad_one_changes_nothing() {
     let r = e.result.unwrap();
     assert_eq!(r.added.len(), 1);
     assert_eq!(r.added[0].as_str(), "k2");
-    assert_eq!(engine.engine().current_key_id().as_str(), "k1");
-    let elsewhere = Rotating::new(
+    assert_eq!(engine.current().current_key_id().as_str(), "k1");
+    let elsewhere = Engine::new(
         Backend::Aes256Gcm,
         KeyConfig::parse_env(&format!("current=k2; k2:{KEY2_B64}")).unwrap(),
         EngineConfig::for_audience("test-service"),
@@ -112,11 +112,11 @@ async fn a_changed_key_file_is_reloaded_and_a_bad_one_changes_nothing() {
     )
     .unwrap();
     let under_k2 = elsewhere
-        .engine()
+        .current()
         .pause(&request(None), Round::FIRST, b"x")
         .unwrap();
     assert!(matches!(
-        engine.engine().resume(&request(Some(&under_k2))),
+        engine.current().resume(&request(Some(&under_k2))),
         Ok(Step::Resumed(_))
     ));
 
@@ -130,7 +130,7 @@ async fn a_changed_key_file_is_reloaded_and_a_bad_one_changes_nothing() {
     assert!(err.contains("line 2") && err.contains("k2"), "{err}");
     assert!(!err.contains(KEY1_B64), "{err}");
     let keys: Vec<String> = engine
-        .engine()
+        .current()
         .seals_used()
         .into_iter()
         .map(|(id, _)| id.as_str().to_owned())
@@ -141,7 +141,7 @@ async fn a_changed_key_file_is_reloaded_and_a_bad_one_changes_nothing() {
     replace(&path, &file(&[("k1", KEY2_B64, true)]));
     let err = next(&mut events, 2).await.result.unwrap_err();
     assert!(err.contains("\"k1\"") && err.contains("reused"), "{err}");
-    assert_eq!(engine.engine().current_key_id().as_str(), "k1");
+    assert_eq!(engine.current().current_key_id().as_str(), "k1");
 
     // Phase 2, written in place this time: k2 seals. The watcher may catch the file half
     // written and refuse it; the next reading applies it.
@@ -163,7 +163,7 @@ async fn a_changed_key_file_is_reloaded_and_a_bad_one_changes_nothing() {
     .unwrap();
     assert_eq!(r.current.1.as_str(), "k2");
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    assert_eq!(engine.engine().current_key_id().as_str(), "k2");
+    assert_eq!(engine.current().current_key_id().as_str(), "k2");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -206,13 +206,13 @@ async fn an_unchanged_file_is_not_reloaded_and_a_manual_reload_always_is() {
         Some(Err(ReloadError::Keys(_)))
     ));
     assert!(reloader.reload_if_changed().is_none());
-    assert_eq!(engine.engine().current_key_id().as_str(), "k2");
+    assert_eq!(engine.current().current_key_id().as_str(), "k2");
 }
 
 #[test]
 fn keys_from_the_environment_cannot_be_reloaded_and_say_how_to() {
     let engine = Arc::new(
-        Rotating::new(
+        Engine::new(
             Backend::Aes256Gcm,
             KeyConfig::parse_env(&format!("current=k1; k1:{KEY1_B64}")).unwrap(),
             EngineConfig::for_audience("test-service"),
@@ -234,10 +234,10 @@ fn a_replay_after_a_reload_is_still_a_replay() {
     std::fs::write(&path, file(&[("k1", KEY1_B64, true)])).unwrap();
     let engine = node(&path);
     let token = engine
-        .engine()
+        .current()
         .pause(&request(None), Round::FIRST, b"x")
         .unwrap();
-    engine.engine().resume(&request(Some(&token))).unwrap();
+    engine.current().resume(&request(Some(&token))).unwrap();
     std::fs::write(
         &path,
         file(&[("k1", KEY1_B64, true), ("k2", KEY2_B64, false)]),
@@ -245,6 +245,6 @@ fn a_replay_after_a_reload_is_still_a_replay() {
     .unwrap();
     let reloader = KeyReloader::new(engine.clone(), KeySource::File(path.clone()));
     reloader.reload_now(Trigger::Manual).unwrap();
-    let err = engine.engine().resume(&request(Some(&token))).unwrap_err();
+    let err = engine.current().resume(&request(Some(&token))).unwrap_err();
     assert_eq!(err.rejection().unwrap().reason(), Reason::Replayed);
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mrtr_replay::AnyReplayCache;
-use mrtr_std::engine::{Backend, EngineConfig, Rotating};
+use mrtr_std::engine::{Backend, Engine, EngineConfig};
 use mrtr_std::keys::{KeyConfig, KeySource};
 use mrtr_std::reload::{KeyReloader, Trigger, Triggers};
 
@@ -21,7 +21,7 @@ async fn sighup_rereads_the_key_file() {
     let path = dir.join("keys");
     std::fs::write(&path, format!("k1 {KEY1} current\n")).unwrap();
     let engine = Arc::new(
-        Rotating::new(
+        Engine::new(
             Backend::ChaCha20Poly1305,
             KeyConfig::load_file(&path).unwrap(),
             EngineConfig::for_audience("test-service"),
@@ -51,6 +51,6 @@ async fn sighup_rereads_the_key_file() {
     let r = event.result.unwrap();
     assert_eq!(r.added.len(), 1);
     assert_eq!(r.added[0].as_str(), "k2");
-    assert_eq!(engine.engine().seals_used().len(), 2);
+    assert_eq!(engine.current().seals_used().len(), 2);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -120,7 +120,7 @@ const TTL: u64 = 60_000;
 const DAY: u64 = 86_400_000;
 const T0: u64 = 1_795_996_800_000;
 
-/// Records `n` at the clock's time with the usual TTL (as `Engine` does for a fresh token).
+/// Records `n` at the clock's time with the usual TTL (as `CipherEngine` does for a fresh token).
 fn spend(cache: &MemoryReplayCache, clock: &ManualClock, n: usize) -> Result<(), ReplayError> {
     let now = clock.get();
     cache.check_and_record(&id(n), now + TTL, now)

@@ -11,7 +11,7 @@ use mrtr_replay::redis::{RedisConfigError, RedisReplayCache};
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::replay::ReplayError;
 use mrtr_std::core::{ErrorDetail, Principal, Reason, Round};
-use mrtr_std::engine::{Engine, Step};
+use mrtr_std::engine::{CipherEngine, Step};
 use mrtr_std::jsonrpc::ResumeRequest;
 use serde_json::json;
 use support::redis::RedisServer;
@@ -311,11 +311,11 @@ fn configuration_errors_do_not_echo_the_url() {
 async fn engines_on_two_nodes_share_single_use() {
     let mut server = RedisServer::start();
     let clock = ManualClock::new(T0);
-    let node_a = Arc::new(Engine::new(
+    let node_a = Arc::new(CipherEngine::new(
         mrtr(&clock, ErrorDetail::Detailed),
         cache(&server, "eng:"),
     ));
-    let node_b = Arc::new(Engine::new(
+    let node_b = Arc::new(CipherEngine::new(
         mrtr(&clock, ErrorDetail::Detailed),
         cache(&server, "eng:"),
     ));

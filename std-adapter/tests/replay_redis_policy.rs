@@ -13,7 +13,7 @@ use mrtr_replay::{AnyReplayCache, AsyncReplayCache, EvictionPolicy, NotReadyCaus
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::replay::{ReplayCache, ReplayError};
 use mrtr_std::core::{ErrorDetail, Principal, Reason, Round};
-use mrtr_std::engine::Engine;
+use mrtr_std::engine::CipherEngine;
 use mrtr_std::jsonrpc::ResumeRequest;
 use serde_json::json;
 use support::redis::RedisServer;
@@ -127,7 +127,7 @@ fn every_evicting_policy_is_refused_with_readiness_and_one_error_log() {
 async fn resumes_through_the_engine_are_refused_as_store_unavailable() {
     let server = RedisServer::start_with(&["--maxmemory-policy", "allkeys-lru"]);
     let clock = ManualClock::new(T0);
-    let engine = Engine::new(
+    let engine = CipherEngine::new(
         mrtr(&clock, ErrorDetail::Detailed),
         AnyReplayCache::Redis(cache(&server, "eng:")),
     );

@@ -20,12 +20,12 @@ use mrtr_replay::redis::{DEFAULT_RECONNECT_BACKOFF, RedisReplayCache};
 use mrtr_replay::{AnyReplayCache, NotReadyCause, Readiness};
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::{Reason, Round};
-use mrtr_std::engine::{Backend, EngineConfig, Rotating, Step};
+use mrtr_std::engine::{Backend, Engine, EngineConfig, Step};
 use mrtr_std::jsonrpc::JsonRpcError;
 use support::redis::RedisServer;
 use support::{T0, booking};
 
-type Node = Rotating<AnyReplayCache, ManualClock>;
+type Node = Engine<AnyReplayCache, ManualClock>;
 
 /// Generous for two shared cores; the defaults (250 ms and 100 ms) are for production.
 const CONNECT: Duration = Duration::from_secs(1);
@@ -38,7 +38,7 @@ fn node(redis: &RedisServer, clock: &ManualClock) -> Node {
         .command_timeout(COMMAND)
         .build()
         .unwrap();
-    Rotating::with_clock(
+    Engine::with_clock(
         Backend::Aes256Gcm,
         support::key_spec("current=k1; k1:K1"),
         EngineConfig::for_audience("test-service"),
@@ -58,7 +58,7 @@ struct Attempt {
 }
 
 async fn resume(node: &Node, token: &str) -> Result<(), JsonRpcError> {
-    match node.engine().resume_async(&booking(Some(token))).await {
+    match node.current().resume_async(&booking(Some(token))).await {
         Ok(Step::Resumed(_)) => Ok(()),
         Ok(other) => panic!("unexpected step {other:?}"),
         Err(e) => Err(e),
@@ -89,7 +89,7 @@ async fn a_restart_fails_closed_reports_unready_and_recovers_within_one_backoff(
 
     // The uniform answer a replay gets: the outage must look exactly the same on the wire.
     let token = node
-        .engine()
+        .current()
         .pause(&booking(None), Round::FIRST, b"first")
         .unwrap();
     assert_eq!(resume(&node, &token).await, Ok(()));
@@ -104,7 +104,7 @@ async fn a_restart_fails_closed_reports_unready_and_recovers_within_one_backoff(
             let mut attempts = Vec::new();
             while !stop.load(Ordering::Relaxed) {
                 let token = node
-                    .engine()
+                    .current()
                     .pause(&booking(None), Round::FIRST, b"step")
                     .unwrap();
                 let sent = Instant::now();

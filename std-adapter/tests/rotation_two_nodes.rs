@@ -10,12 +10,12 @@ use mrtr_replay::AnyReplayCache;
 use mrtr_replay::redis::RedisReplayCache;
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::{Reason, Round};
-use mrtr_std::engine::{Backend, EngineConfig, Rotating, Step};
+use mrtr_std::engine::{Backend, Engine, EngineConfig, Step};
 use mrtr_std::keys::KeyConfig;
 use support::redis::RedisServer;
 use support::{T0, booking};
 
-type Node = Rotating<AnyReplayCache, ManualClock>;
+type Node = Engine<AnyReplayCache, ManualClock>;
 
 const PHASE0: &str = "current=k1; k1:K1";
 const PHASE1: &str = "current=k1; k1:K1; k2:K2";
@@ -33,7 +33,7 @@ fn node(redis: &RedisServer, clock: &ManualClock) -> Node {
         .command_timeout(Duration::from_secs(5))
         .build()
         .unwrap();
-    Rotating::with_clock(
+    Engine::with_clock(
         Backend::Aes256Gcm,
         keys(PHASE0),
         EngineConfig::for_audience("test-service"),
@@ -45,17 +45,17 @@ fn node(redis: &RedisServer, clock: &ManualClock) -> Node {
 
 /// Seals on `from`, resumes on `to`, then replays on `from`: refused. Returns the sealing key.
 async fn cross(from: &Node, to: &Node, step: &str) -> String {
-    let sealer = from.engine();
+    let sealer = from.current();
     let token = sealer
         .pause(&booking(None), Round::FIRST, step.as_bytes())
         .unwrap();
-    let resumed = to.engine().resume_async(&booking(Some(&token))).await;
+    let resumed = to.current().resume_async(&booking(Some(&token))).await;
     let Ok(Step::Resumed(r)) = resumed else {
         panic!("{step}: a token did not cross: {resumed:?}")
     };
     assert_eq!(r.continuation(), step.as_bytes());
     let replay = from
-        .engine()
+        .current()
         .resume_async(&booking(Some(&token)))
         .await
         .unwrap_err();
@@ -85,7 +85,7 @@ async fn the_three_phase_rotation_keeps_tokens_crossing_both_ways_at_every_step(
     );
     // In flight across the whole rotation until phase 3: sealed under k1, never resumed.
     let in_flight = a
-        .engine()
+        .current()
         .pause(&booking(None), Round::FIRST, b"in flight")
         .unwrap();
 
@@ -116,7 +116,7 @@ async fn the_three_phase_rotation_keeps_tokens_crossing_both_ways_at_every_step(
     // Until k1 is retired, the token sealed under it in phase 0 still opens, once.
     clock.advance(EngineConfig::for_audience("test-service").ttl_ms - 1);
     assert!(matches!(
-        b.engine().resume_async(&booking(Some(&in_flight))).await,
+        b.current().resume_async(&booking(Some(&in_flight))).await,
         Ok(Step::Resumed(_))
     ));
 
@@ -136,7 +136,7 @@ async fn the_three_phase_rotation_keeps_tokens_crossing_both_ways_at_every_step(
     );
 
     // A k1 token is refused everywhere now (its key is gone).
-    let old = Rotating::with_clock(
+    let old = Engine::with_clock(
         Backend::Aes256Gcm,
         keys(PHASE0),
         EngineConfig::for_audience("test-service"),
@@ -144,12 +144,12 @@ async fn the_three_phase_rotation_keeps_tokens_crossing_both_ways_at_every_step(
         clock.clone(),
     )
     .unwrap()
-    .engine()
+    .current()
     .pause(&booking(None), Round::FIRST, b"old")
     .unwrap();
     for n in [&a, &b] {
         let err = n
-            .engine()
+            .current()
             .resume_async(&booking(Some(&old)))
             .await
             .unwrap_err();
@@ -172,11 +172,11 @@ async fn promoting_a_key_before_every_node_has_it_breaks_tokens() {
         r.warnings
     );
     let token = a
-        .engine()
+        .current()
         .pause(&booking(None), Round::FIRST, b"x")
         .unwrap();
     let err = b
-        .engine()
+        .current()
         .resume_async(&booking(Some(&token)))
         .await
         .unwrap_err();

@@ -31,7 +31,7 @@ use mrtr_rmcp::input::Declared;
 use mrtr_rmcp::layer::PrecheckLayer;
 use mrtr_rmcp::mrtr_replay::AnyReplayCache;
 use mrtr_rmcp::mrtr_std::core::ErrorDetail;
-use mrtr_rmcp::mrtr_std::engine::{Backend, EngineConfig, NonceSource, Rotating};
+use mrtr_rmcp::mrtr_std::engine::{Backend, Engine, EngineConfig, NonceSource};
 use mrtr_rmcp::mrtr_std::keys::KeyConfig;
 use mrtr_rmcp::{HasMrtr, Mrtr, Parameters};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -100,7 +100,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..EngineConfig::for_audience("mrtr-bare-server")
     };
     let capacity = options.replay_capacity.unwrap_or(DEFAULT_REPLAY_CAPACITY);
-    let engine = Rotating::new(
+    let engine = Engine::new(
         Backend::AwsLcAes256GcmSiv,
         KeyConfig::ephemeral()?,
         limits,

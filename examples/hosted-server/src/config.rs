@@ -356,7 +356,7 @@ const fn duration_ms(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use mrtr_replay::AnyReplayCache;
-    use mrtr_std::engine::{EngineConfig, EngineConfigError, Rotating};
+    use mrtr_std::engine::{Engine, EngineConfig, EngineConfigError};
     use mrtr_std::keys::KeyConfig;
 
     use super::*;
@@ -470,7 +470,7 @@ mod tests {
             ..EngineConfig::for_audience("t")
         };
         let keys = KeyConfig::ephemeral().unwrap();
-        let err = Rotating::new(config.cipher, keys, limits, AnyReplayCache::Off).unwrap_err();
+        let err = Engine::new(config.cipher, keys, limits, AnyReplayCache::Off).unwrap_err();
         assert!(
             matches!(err, EngineConfigError::NonceSourceUnsafe { .. }),
             "{err:?}"

@@ -13,7 +13,7 @@ use axum::{Json, Router};
 use mrtr_rmcp::Stack;
 use mrtr_rmcp::layer::PrecheckLayer;
 use mrtr_rmcp::session::{SessionLimits, Sessions};
-use mrtr_std::engine::Rotating;
+use mrtr_std::engine::Engine;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -113,7 +113,7 @@ pub fn router(
             "/readyz",
             get(move || {
                 let app = ready_app.clone();
-                async move { ready_status(app.mrtr.rotating()).await }
+                async move { ready_status(app.mrtr.reloadable()).await }
             }),
         );
     if let Some(admin) = admin {
@@ -138,7 +138,7 @@ pub fn router(
 }
 
 /// The public readiness probe: 200 `{"ready":true}` or 503 `{"ready":false}`, nothing more.
-pub async fn ready_status(engine: &Rotating) -> (StatusCode, Json<serde_json::Value>) {
+pub async fn ready_status(engine: &Engine) -> (StatusCode, Json<serde_json::Value>) {
     let health = engine.probe().await;
     let status =
         StatusCode::from_u16(health.status_code()).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);

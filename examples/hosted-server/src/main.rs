@@ -25,7 +25,7 @@ use clap::Parser;
 use mrtr_replay::AnyReplayCache;
 use mrtr_rmcp::Mrtr;
 use mrtr_std::core::ErrorDetail;
-use mrtr_std::engine::{EngineConfig, Rotating};
+use mrtr_std::engine::{Engine, EngineConfig};
 use mrtr_std::health::Startup;
 use mrtr_std::keys::{KeyConfig, KeySource};
 use mrtr_std::metrics::Prometheus;
@@ -116,7 +116,7 @@ async fn build_app(
         nonce_source: config.nonce_source(),
     };
     let key_id = keys.current_id().to_string();
-    let engine = Rotating::new(config.cipher, keys, limits.clone(), replay)?;
+    let engine = Engine::new(config.cipher, keys, limits.clone(), replay)?;
     tracing::info!(
         cipher = %config.cipher,
         nonce_source = %limits.nonce_source,

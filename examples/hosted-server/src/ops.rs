@@ -17,7 +17,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use mrtr_std::engine::Rotating;
+use mrtr_std::engine::Engine;
 use mrtr_std::metrics::Prometheus;
 use serde_json::json;
 
@@ -31,7 +31,7 @@ pub fn router(app: Arc<App>, token: Option<Arc<str>>) -> Router {
             "/readyz",
             get(move || {
                 let app = ready_app.clone();
-                async move { readyz(app.mrtr.rotating()).await }
+                async move { readyz(app.mrtr.reloadable()).await }
             }),
         )
         .route(
@@ -71,7 +71,7 @@ pub async fn require_token(
 /// of memory, replicas not acknowledging) or the sealing key's budget is exhausted. Probes the
 /// store (bounded by its timeouts; at most one Redis round trip a second however often it is
 /// called). Never shows the Redis URL.
-pub async fn readyz(engine: &Rotating) -> (StatusCode, Json<serde_json::Value>) {
+pub async fn readyz(engine: &Engine) -> (StatusCode, Json<serde_json::Value>) {
     let health = engine.probe().await;
     let status =
         StatusCode::from_u16(health.status_code()).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
@@ -90,9 +90,9 @@ mod tests {
 
     use super::*;
 
-    fn engine(store: AnyReplayCache) -> Rotating {
+    fn engine(store: AnyReplayCache) -> Engine {
         let keys = KeyConfig::ephemeral().unwrap();
-        Rotating::new(
+        Engine::new(
             Backend::Aes256Gcm,
             keys,
             EngineConfig::for_audience("t"),

@@ -35,7 +35,7 @@ struct Inner<C> {
 /// # use mrtr_rmcp::Mrtr;
 /// # use mrtr_rmcp::session::{ResourceGrants, Sessions};
 /// # use mrtr_std::clock::StdMonotonicClock;
-/// # use mrtr_std::engine::{Backend, EngineConfig, Rotating};
+/// # use mrtr_std::engine::{Backend, Engine, EngineConfig};
 /// # use mrtr_std::keys::KeyConfig;
 /// # use mrtr_replay::AnyReplayCache;
 /// # use mrtr_subscriptions::{Registry, RegistryConfig, RegistryHandle, deny_all};
@@ -58,7 +58,7 @@ struct Inner<C> {
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// # let keys = KeyConfig::parse_env("current=k1; k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")?;
-/// # let engine = Rotating::new(Backend::Aes256Gcm, keys, EngineConfig::for_audience("booking"), AnyReplayCache::memory(1_000))?;
+/// # let engine = Engine::new(Backend::Aes256Gcm, keys, EngineConfig::for_audience("booking"), AnyReplayCache::memory(1_000))?;
 /// # let registry = Registry::new(StdMonotonicClock::new(), deny_all(), RegistryConfig::default());
 /// # let registry_handle = RegistryHandle::spawn(registry);
 /// // at startup (Sessions::new needs a tokio runtime):

@@ -10,7 +10,7 @@ use mrtr_rmcp::layer::PrecheckLayer;
 use mrtr_rmcp::{CallerLayer, Mrtr, Stack, bearer_token};
 use mrtr_std::caller::Caller;
 use mrtr_std::core::ErrorDetail;
-use mrtr_std::engine::{Backend, EngineConfig, Rotating};
+use mrtr_std::engine::{Backend, Engine, EngineConfig};
 use mrtr_std::keys::KeyConfig;
 use rmcp::model::{ClientCapabilities, ClientConfig, ErrorData, Implementation, ProtocolVersion};
 use rmcp::service::{RoleClient, RunningService};
@@ -32,7 +32,7 @@ pub fn mrtr(max_rounds: u32) -> Mrtr {
         max_rounds,
         ..EngineConfig::for_audience("mrtr-rmcp-tests")
     };
-    let engine = Rotating::new(
+    let engine = Engine::new(
         Backend::Aes256Gcm,
         keys,
         limits,

@@ -13,7 +13,7 @@ use super::{AsyncReplayCache, MemoryReplayCache, NoReplayCache, ReplayCache, Rep
 ///
 /// It is an [`AsyncReplayCache`] for every choice, so a server picks the store by
 /// configuration and keeps one engine type
-/// (`mrtr-std`'s `Rotating<AnyReplayCache>` or `Engine<C, AnyReplayCache>`) resuming with
+/// (`mrtr-std`'s `Engine<AnyReplayCache>` or `CipherEngine<C, AnyReplayCache>`) resuming with
 /// `resume_async`.
 ///
 /// It is also a synchronous [`ReplayCache`] for the choices that can answer without I/O (off

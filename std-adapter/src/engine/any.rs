@@ -1,4 +1,4 @@
-//! [`AnyEngine`]: the [`Engine`] with its AEAD backend chosen at run time ([`Backend`]).
+//! [`AnyEngine`]: the [`CipherEngine`] with its AEAD backend chosen at run time ([`Backend`]).
 
 // Built without any backend feature, `Backend` has no value: nothing here can run.
 #![cfg_attr(
@@ -22,13 +22,13 @@ use serde_json::Value;
 use super::backend::{Backend, WithCipher};
 use super::config::{Audience, EngineConfig, EngineConfigError};
 use super::step::Record;
-use super::{Engine, NonceSource, PauseError, Step, Verified};
+use super::{CipherEngine, NonceSource, PauseError, Step, Verified};
 use crate::clock::SystemClock;
 use crate::jsonrpc::{JsonRpcError, ResumeRequest};
 use crate::keys::KeyConfig;
 use mrtr_replay::{AnyReplayCache, AsyncReplayCache};
 
-/// What [`AnyEngine`] asks of the engine of its backend: the [`Engine`] API with the cipher
+/// What [`AnyEngine`] asks of the engine of its backend: the [`CipherEngine`] API with the cipher
 /// type erased. The replay store is not behind it: [`AnyEngine`] awaits its store itself and
 /// hands the answer back ([`Erased::recorded`]), so no future is boxed.
 trait Erased<R, Clk>: Send + Sync {
@@ -70,14 +70,14 @@ trait Erased<R, Clk>: Send + Sync {
     fn fmt_codec(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
 }
 
-impl<C, R, Clk> Erased<R, Clk> for Engine<C, R, Clk>
+impl<C, R, Clk> Erased<R, Clk> for CipherEngine<C, R, Clk>
 where
     C: Cipher + Send + Sync,
     R: Send + Sync,
     Clk: Clock + Send + Sync,
 {
     fn nonce_source(&self) -> NonceSource {
-        Engine::nonce_source(self)
+        CipherEngine::nonce_source(self)
     }
     fn current_key_id(&self) -> KeyId {
         self.mrtr().keys().current().id().clone()
@@ -105,11 +105,11 @@ where
             max_lifetime_ms: Some(m.max_lifetime_ms()),
             max_clock_skew_ms: m.max_clock_skew_ms(),
             accept_v1: m.accept_v1(),
-            nonce_source: Engine::nonce_source(self),
+            nonce_source: CipherEngine::nonce_source(self),
         }
     }
     fn replay_cache(&self) -> &R {
-        Engine::replay_cache(self)
+        CipherEngine::replay_cache(self)
     }
     fn clock(&self) -> &Clk {
         self.mrtr().clock()
@@ -120,7 +120,7 @@ where
         round: Round,
         continuation: &[u8],
     ) -> Result<String, PauseError> {
-        Engine::pause(self, req, round, continuation)
+        CipherEngine::pause(self, req, round, continuation)
     }
     fn input_required(
         &self,
@@ -129,10 +129,10 @@ where
         continuation: &[u8],
         input_requests: Option<Value>,
     ) -> Result<Value, PauseError> {
-        Engine::input_required(self, req, round, continuation, input_requests)
+        CipherEngine::input_required(self, req, round, continuation, input_requests)
     }
     fn verify(&self, req: &ResumeRequest<'_>) -> Result<Verified, JsonRpcError> {
-        Engine::verify(self, req)
+        CipherEngine::verify(self, req)
     }
     fn check_local_pause(
         &self,
@@ -140,13 +140,13 @@ where
         round: Round,
         state_len: usize,
     ) -> Result<(), PauseError> {
-        Engine::check_local_pause(self, req, round, state_len)
+        CipherEngine::check_local_pause(self, req, round, state_len)
     }
     fn reject(&self, reason: Reason) -> JsonRpcError {
-        Engine::reject(self, reason)
+        CipherEngine::reject(self, reason)
     }
     fn precheck(&self, message: &Value) -> Option<JsonRpcError> {
-        Engine::precheck(self, message)
+        CipherEngine::precheck(self, message)
     }
     fn recorded(
         &self,
@@ -154,7 +154,7 @@ where
         r: &Record,
         answer: Result<(), ReplayError>,
     ) -> Result<Step, JsonRpcError> {
-        Engine::recorded(self, step, r, answer)
+        CipherEngine::recorded(self, step, r, answer)
     }
     fn fmt_codec(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self.mrtr(), f)
@@ -202,17 +202,17 @@ where
             .max_rounds(config.max_rounds)
             .error_detail(config.error_detail)
             .build()?;
-        let engine = Engine::new(codec, replay)
+        let engine = CipherEngine::new(codec, replay)
             .with_nonce_source(config.nonce_source)?
             .with_backend_label(label);
         Ok(Box::new(engine))
     }
 }
 
-/// An [`Engine`] whose AEAD backend is chosen at run time (by a flag or a configuration
+/// An [`CipherEngine`] whose AEAD backend is chosen at run time (by a flag or a configuration
 /// file), over key rings of up to 4 keys: any [`Backend`] this build has.
 ///
-/// It offers the [`Engine`] API (`verify`, `commit`, `resume`, their async forms, `pause`,
+/// It offers the [`CipherEngine`] API (`verify`, `commit`, `resume`, their async forms, `pause`,
 /// `input_required`, `reject`, `precheck`) and dispatches to the chosen engine. `R` is the
 /// replay cache, by default the run-time-chosen [`AnyReplayCache`]; `Clk` the clock.
 ///
@@ -232,7 +232,7 @@ where
 ///     AnyEngine::new(backend, keys, EngineConfig::for_audience("booking-server"), AnyReplayCache::memory(100_000))?;
 /// assert_eq!(engine.backend(), backend);
 ///
-/// // Per request, as with `Engine`.
+/// // Per request, as with `CipherEngine`.
 /// let req = ResumeRequest::with_map_arguments(Method::ToolsCall, "2026-07-28", "book_table",
 ///     None, RequestState::Absent, Principal::Anonymous);
 /// let step = engine.resume(&req)?;
@@ -284,7 +284,7 @@ where
     }
 
     /// [`AnyEngine::with_clock`], each key starting with `used(id)` seals already taken from
-    /// its budget (a reload carries the counts over; see [`Rotating`](super::Rotating)).
+    /// its budget (a reload carries the counts over; see [`Engine`](super::Engine)).
     pub fn with_clock_counting(
         backend: Backend,
         keys: KeyConfig,
@@ -358,7 +358,7 @@ impl<R, Clk> AnyEngine<R, Clk> {
         self.inner.clock()
     }
 
-    /// [`Engine::pause`]: seals a paused call's continuation; returns the `requestState`.
+    /// [`CipherEngine::pause`]: seals a paused call's continuation; returns the `requestState`.
     pub fn pause(
         &self,
         req: &ResumeRequest<'_>,
@@ -368,7 +368,7 @@ impl<R, Clk> AnyEngine<R, Clk> {
         self.inner.pause(req, round, continuation)
     }
 
-    /// [`Engine::input_required`]: the sealed state in an `input_required` result.
+    /// [`CipherEngine::input_required`]: the sealed state in an `input_required` result.
     pub fn input_required(
         &self,
         req: &ResumeRequest<'_>,
@@ -380,12 +380,12 @@ impl<R, Clk> AnyEngine<R, Clk> {
             .input_required(req, round, continuation, input_requests)
     }
 
-    /// [`Engine::verify`]: every check but the replay record.
+    /// [`CipherEngine::verify`]: every check but the replay record.
     pub fn verify(&self, req: &ResumeRequest<'_>) -> Result<Verified, JsonRpcError> {
         self.inner.verify(req)
     }
 
-    /// [`Engine::check_local_pause`]: may a pause kept in this process (2025 era) happen?
+    /// [`CipherEngine::check_local_pause`]: may a pause kept in this process (2025 era) happen?
     pub fn check_local_pause(
         &self,
         req: &ResumeRequest<'_>,
@@ -395,12 +395,12 @@ impl<R, Clk> AnyEngine<R, Clk> {
         self.inner.check_local_pause(req, round, state_len)
     }
 
-    /// [`Engine::reject`]: the rejection for `reason` in this engine's error-detail mode.
+    /// [`CipherEngine::reject`]: the rejection for `reason` in this engine's error-detail mode.
     pub fn reject(&self, reason: Reason) -> JsonRpcError {
         self.inner.reject(reason)
     }
 
-    /// [`Engine::precheck`]: the rejection for a raw message whose `requestState` on a
+    /// [`CipherEngine::precheck`]: the rejection for a raw message whose `requestState` on a
     /// pausable method is not a string.
     pub fn precheck(&self, message: &Value) -> Option<JsonRpcError> {
         self.inner.precheck(message)
@@ -408,12 +408,12 @@ impl<R, Clk> AnyEngine<R, Clk> {
 }
 
 impl<R: ReplayCache, Clk: Clock> AnyEngine<R, Clk> {
-    /// [`Engine::resume`]: checks the request's `requestState`, the replay cache last.
+    /// [`CipherEngine::resume`]: checks the request's `requestState`, the replay cache last.
     pub fn resume(&self, req: &ResumeRequest<'_>) -> Result<Step, JsonRpcError> {
         self.commit(self.inner.verify(req)?)
     }
 
-    /// [`Engine::commit`]: records a verified token.
+    /// [`CipherEngine::commit`]: records a verified token.
     pub fn commit(&self, v: Verified) -> Result<Step, JsonRpcError> {
         let Some(r) = v.record else {
             return Ok(v.step);
@@ -428,13 +428,13 @@ impl<R: ReplayCache, Clk: Clock> AnyEngine<R, Clk> {
 }
 
 impl<R: AsyncReplayCache, Clk: Clock> AnyEngine<R, Clk> {
-    /// [`Engine::resume_async`]: checks the request's `requestState`, awaiting the replay
+    /// [`CipherEngine::resume_async`]: checks the request's `requestState`, awaiting the replay
     /// cache last.
     pub async fn resume_async(&self, req: &ResumeRequest<'_>) -> Result<Step, JsonRpcError> {
         self.commit_async(self.inner.verify(req)?).await
     }
 
-    /// [`Engine::commit_async`]: records a verified token in an asynchronous replay cache.
+    /// [`CipherEngine::commit_async`]: records a verified token in an asynchronous replay cache.
     pub async fn commit_async(&self, v: Verified) -> Result<Step, JsonRpcError> {
         let Some(r) = v.record else {
             return Ok(v.step);

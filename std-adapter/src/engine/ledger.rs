@@ -1,4 +1,4 @@
-//! What a [`Rotating`](super::Rotating) engine remembers across key reloads: every key the
+//! What a [`Engine`](super::Engine) engine remembers across key reloads: every key the
 //! process has configured (id, material fingerprint, seals counted), and when each key
 //! stopped sealing.
 //!

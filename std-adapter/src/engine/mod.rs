@@ -1,8 +1,15 @@
-//! The resume/pause engine for JSON-RPC handlers: a configured [`Codec`], the OS random
-//! generator and a replay cache, behind a JSON-shaped API.
+//! The resume/pause engine for JSON-RPC handlers: a configured [`Codec`], a random
+//! generator and a replay cache, behind a JSON-shaped API. Three types, one API:
 //!
-//! A handler calls [`Engine::resume`] (or [`Engine::resume_async`] on tokio with a network
-//! replay store) with the request's [`ResumeRequest`]:
+//! * [`Engine`]: what a server holds. Its AEAD backend is chosen at run time ([`Backend`]) and
+//!   its keys are replaced while it serves ([`Engine::reload`]); each request runs on the
+//!   current generation ([`Engine::current`], a [`Generation`]).
+//! * [`AnyEngine`]: one generation on its own: the backend chosen at run time, the keys fixed.
+//! * [`CipherEngine`]: the same over one cipher type chosen at compile time (tests,
+//!   benchmarks, a server that needs nothing else).
+//!
+//! A handler calls `resume` (or `resume_async` on tokio with a network replay store) with the
+//! request's [`ResumeRequest`]:
 //!
 //! * [`Step::Fresh`]: no `requestState`, start the call;
 //! * [`Step::Resumed`]: a valid token, continue from its continuation;
@@ -10,16 +17,14 @@
 //!
 //! A handler that refuses some requests for reasons of their own (a client capability the
 //! request did not declare, arguments that fail validation) splits the two halves: it runs
-//! [`Engine::verify`] (every check but the replay record), then its own checks, then
-//! [`Engine::commit`] / [`Engine::commit_async`], so a request it refuses does not spend the
-//! token: the client can fix the request and retry with the same `requestState`.
+//! `verify` (every check but the replay record), then its own checks, then `commit` /
+//! `commit_async`, so a request it refuses does not spend the token: the client can fix the
+//! request and retry with the same `requestState`.
 //!
-//! When the handler needs input it calls [`Engine::input_required`] with the round
+//! When the handler needs input it calls `input_required` with the round
 //! ([`Step::next_round`]) and its continuation, and answers with that result. A pause can
 //! fail ([`PauseError`]): at the round cap (no dead token is issued), when the arguments
 //! cannot be bound, or on a server fault; each maps to the JSON-RPC error to answer with.
-//!
-//! [`AnyEngine`] is the same engine with the AEAD chosen at run time.
 //!
 //! Each seal draws its token id and nonce from the engine's [`NonceSource`]: the OS generator
 //! by default, or the fork-aware userspace generator for AES-256-GCM-SIV only (an engine that
@@ -48,14 +53,14 @@ mod backend;
 mod config;
 mod ledger;
 mod nonce;
-mod rotating;
+mod reloadable;
 mod step;
 
 pub use any::AnyEngine;
 pub use backend::{Backend, UnknownBackend};
 pub use config::{Audience, EngineConfig, EngineConfigError};
 pub use nonce::{NonceSource, UnknownNonceSource};
-pub use rotating::{Generation, ReloadWarning, Reloaded, Rotating, SharedStore};
+pub use reloadable::{Engine, Generation, ReloadWarning, Reloaded, SharedStore};
 pub use step::{PauseError, Resumption, Step, Verified};
 use step::{Record, WipedBytes, WipedText};
 
@@ -93,13 +98,13 @@ macro_rules! with_token_buf {
 }
 
 /// A configured [`Codec`] plus a replay cache `R` and its [`NonceSource`] (the OS random
-/// generator unless [`Engine::with_nonce_source`] chose otherwise).
+/// generator unless [`CipherEngine::with_nonce_source`] chose otherwise).
 ///
-/// `R` is a synchronous [`ReplayCache`] for [`Engine::resume`] (e.g.
+/// `R` is a synchronous [`ReplayCache`] for [`CipherEngine::resume`] (e.g.
 /// [`MemoryReplayCache`](mrtr_replay::MemoryReplayCache)), an [`AsyncReplayCache`] for
-/// [`Engine::resume_async`] (e.g. the Redis cache), or [`NoReplayCache`]: tokens are then
+/// [`CipherEngine::resume_async`] (e.g. the Redis cache), or [`NoReplayCache`]: tokens are then
 /// multi-use within their TTL. The `Codec` keeps its own TTL, round cap and error detail.
-pub struct Engine<C, R = NoReplayCache, Clk = SystemClock, const K: usize = 4> {
+pub struct CipherEngine<C, R = NoReplayCache, Clk = SystemClock, const K: usize = 4> {
     mrtr: Codec<C, Clk, NoReplayCache, K>,
     replay: R,
     /// The `backend` label of the seal metrics.
@@ -109,7 +114,7 @@ pub struct Engine<C, R = NoReplayCache, Clk = SystemClock, const K: usize = 4> {
     nonce_source: NonceSource,
 }
 
-impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
+impl<C: Cipher, R, Clk: Clock, const K: usize> CipherEngine<C, R, Clk, K> {
     /// Wraps a configured `Codec` (built without a replay cache) and the replay cache to use.
     pub fn new(mrtr: Codec<C, Clk, NoReplayCache, K>, replay: R) -> Self {
         let backend = crate::obs::algorithm_label(C::ALGORITHM);
@@ -135,7 +140,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// # #[cfg(feature = "aes-gcm")]
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use mrtr_std::core::Codec;
-    /// use mrtr_std::engine::{Engine, EngineConfigError, NonceSource};
+    /// use mrtr_std::engine::{CipherEngine, EngineConfigError, NonceSource};
     /// use mrtr_std::keys::KeyConfig;
     /// use mrtr_aes_gcm::Aes256Gcm;
     /// use mrtr_std::clock::SystemClock;
@@ -144,7 +149,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// let mrtr = Codec::builder(keys.into_ring::<Aes256Gcm, 4>()?, SystemClock)
     ///     .audience("booking-server")
     ///     .build()?;
-    /// let refused = Engine::new(mrtr, ()).with_nonce_source(NonceSource::Fast).unwrap_err();
+    /// let refused = CipherEngine::new(mrtr, ()).with_nonce_source(NonceSource::Fast).unwrap_err();
     /// assert!(matches!(refused, EngineConfigError::NonceSourceUnsafe { .. }));
     /// # Ok(()) }
     /// # #[cfg(not(feature = "aes-gcm"))] fn main() {}
@@ -203,7 +208,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     }
 
     /// A pause kept in this process (a 2025-era session asks its questions as server-to-client
-    /// requests and seals nothing) passes the checks a sealed [`Engine::pause`] makes: round
+    /// requests and seals nothing) passes the checks a sealed [`CipherEngine::pause`] makes: round
     /// `round` is below the round cap, and `state_len` bytes of state fit in
     /// [`MAX_CONTINUATION_LEN`]. A refusal is logged and counted as a sealed pause's is, so
     /// both eras refuse alike.
@@ -299,7 +304,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
         }
     }
 
-    /// [`Engine::pause`], wrapped in the `input_required` result with `input_requests` (the
+    /// [`CipherEngine::pause`], wrapped in the `input_required` result with `input_requests` (the
     /// `inputRequests` map; `None` for a state-only result).
     pub fn input_required(
         &self,
@@ -319,7 +324,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// # #[cfg(all(feature = "aes-gcm", feature = "chacha20poly1305"))]
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use mrtr_std::core::{Codec, Reason};
-    /// use mrtr_std::engine::Engine;
+    /// use mrtr_std::engine::CipherEngine;
     /// use mrtr_std::keys::KeyConfig;
     /// use mrtr_aes_gcm::Aes256Gcm;
     /// use mrtr_std::clock::SystemClock;
@@ -328,7 +333,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// let mrtr = Codec::builder(keys.into_ring::<Aes256Gcm, 4>()?, SystemClock)
     ///     .audience("booking-server")
     ///     .build()?;
-    /// let engine = Engine::new(mrtr, ());
+    /// let engine = CipherEngine::new(mrtr, ());
     /// let error = engine.reject(Reason::Malformed);
     /// assert_eq!(error.code(), -32602);
     /// assert_eq!(error.data().unwrap()["reason"], "invalid_request_state"); // uniform mode
@@ -372,7 +377,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     /// Every check of the request's `requestState` but the replay record: a request with
     /// no `requestState` verifies as fresh; a `requestState` that is not a string, does not
     /// open for this request, or comes with arguments that cannot be bound is rejected. Then
-    /// [`Engine::commit`] / [`Engine::commit_async`] record it.
+    /// [`CipherEngine::commit`] / [`CipherEngine::commit_async`] record it.
     pub fn verify(&self, req: &ResumeRequest<'_>) -> Result<Verified, JsonRpcError> {
         let reject = |reason| self.rejected(req.method(), req.target(), reason);
         let Some(token) = req.request_state().token().map_err(reject)? else {
@@ -413,7 +418,7 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
         })
     }
 
-    /// The replay step, shared by [`Engine::commit`] and [`Engine::commit_async`]: the
+    /// The replay step, shared by [`CipherEngine::commit`] and [`CipherEngine::commit_async`]: the
     /// store's answer for a verified token becomes its step, or the rejection.
     fn recorded(
         &self,
@@ -435,9 +440,9 @@ impl<C: Cipher, R, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
     }
 }
 
-impl<C: Cipher, R: ReplayCache, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
+impl<C: Cipher, R: ReplayCache, Clk: Clock, const K: usize> CipherEngine<C, R, Clk, K> {
     /// Checks the request's `requestState`: every resume check of [`Codec::resume`], the
-    /// replay cache last ([`Engine::verify`] then [`Engine::commit`]).
+    /// replay cache last ([`CipherEngine::verify`] then [`CipherEngine::commit`]).
     pub fn resume(&self, req: &ResumeRequest<'_>) -> Result<Step, JsonRpcError> {
         self.commit(self.verify(req)?)
     }
@@ -453,14 +458,14 @@ impl<C: Cipher, R: ReplayCache, Clk: Clock, const K: usize> Engine<C, R, Clk, K>
     }
 }
 
-impl<C: Cipher, R: AsyncReplayCache, Clk: Clock, const K: usize> Engine<C, R, Clk, K> {
-    /// [`Engine::resume`] with an asynchronous replay cache: verifies (CPU only, no I/O),
+impl<C: Cipher, R: AsyncReplayCache, Clk: Clock, const K: usize> CipherEngine<C, R, Clk, K> {
+    /// [`CipherEngine::resume`] with an asynchronous replay cache: verifies (CPU only, no I/O),
     /// then awaits the cache's check-and-record. Never blocks the runtime.
     pub async fn resume_async(&self, req: &ResumeRequest<'_>) -> Result<Step, JsonRpcError> {
         self.commit_async(self.verify(req)?).await
     }
 
-    /// [`Engine::commit`] with an asynchronous replay cache.
+    /// [`CipherEngine::commit`] with an asynchronous replay cache.
     pub async fn commit_async(&self, v: Verified) -> Result<Step, JsonRpcError> {
         let Some(r) = v.record else {
             return Ok(v.step);
@@ -474,9 +479,9 @@ impl<C: Cipher, R: AsyncReplayCache, Clk: Clock, const K: usize> Engine<C, R, Cl
     }
 }
 
-impl<C, R: fmt::Debug, Clk, const K: usize> fmt::Debug for Engine<C, R, Clk, K> {
+impl<C, R: fmt::Debug, Clk, const K: usize> fmt::Debug for CipherEngine<C, R, Clk, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Engine")
+        f.debug_struct("CipherEngine")
             .field("mrtr", &self.mrtr)
             .field("replay", &self.replay)
             .field("nonce_source", &self.nonce_source)

@@ -124,8 +124,8 @@ impl fmt::Debug for Resumption {
 }
 
 /// A request whose `requestState` passed every check but the replay record
-/// ([`Engine::verify`](super::Engine::verify)). Commit it
-/// ([`Engine::commit`](super::Engine::commit), [`Engine::commit_async`](super::Engine::commit_async))
+/// ([`CipherEngine::verify`](super::CipherEngine::verify)). Commit it
+/// ([`CipherEngine::commit`](super::CipherEngine::commit), [`CipherEngine::commit_async`](super::CipherEngine::commit_async))
 /// to get the [`Step`]; dropping it leaves the token unspent.
 ///
 /// Its [`Verified::step`] is readable before the commit, for work that has no effects (a
@@ -166,7 +166,7 @@ impl Verified {
     }
 }
 
-/// Why [`Engine::pause`](super::Engine::pause) produced no token. Each maps to the JSON-RPC error the request
+/// Why [`CipherEngine::pause`](super::CipherEngine::pause) produced no token. Each maps to the JSON-RPC error the request
 /// should be answered with (`JsonRpcError::from`).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]

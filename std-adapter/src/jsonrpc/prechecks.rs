@@ -13,7 +13,7 @@ use crate::ijson::{self, Shape, Violation};
 
 /// Checks a raw JSON-RPC message, before an SDK parses it, for a `requestState` that is not a
 /// string on one of the three pausable methods, and returns the rejection to answer the
-/// message with (in `detail` mode: use [`Engine::precheck`](crate::engine::Engine::precheck)
+/// message with (in `detail` mode: use [`CipherEngine::precheck`](crate::engine::CipherEngine::precheck)
 /// for the engine's own mode).
 ///
 /// SDKs that type `requestState` as a string fail to parse such a request and answer it with

@@ -25,7 +25,7 @@
 //! A new key: `head -c 32 /dev/urandom | base64`. To rotate without downtime, in three
 //! phases, each applied to every node before the next: add the new key (not current: it only
 //! opens), then mark it current, then, one token TTL later, remove the old key. A key file can
-//! be reloaded while serving ([`KeySource`], [`crate::engine::Rotating::reload`], and the
+//! be reloaded while serving ([`KeySource`], [`crate::engine::Engine::reload`], and the
 //! `reload` module with feature `tokio`); `docs/operations.md` has the runbook.
 //!
 //! Errors name the source, the entry and the problem (and the key id once it is valid), never

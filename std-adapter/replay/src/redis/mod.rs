@@ -117,7 +117,7 @@
 //! if let Some(cause) = cache.probe().await.cause() {
 //!     eprintln!("not ready yet: {cause}");
 //! }
-//! // engine = Engine::new(mrtr, cache); then `engine.resume_async(&req).await` in handlers.
+//! // engine = CipherEngine::new(mrtr, cache); then `engine.resume_async(&req).await` in handlers.
 //! # Ok(()) }
 //! ```
 
@@ -254,7 +254,7 @@ struct ConnState {
 }
 
 /// An [`AsyncReplayCache`] in Redis (see the [module docs](self)). Cheap to share: put it in
-/// an `Engine` behind an `Arc`, or wrap it in one.
+/// an `CipherEngine` behind an `Arc`, or wrap it in one.
 ///
 /// `Debug` shows the prefix and timeouts, never the URL (it may hold a password).
 pub struct RedisReplayCache {

@@ -1,4 +1,5 @@
-//! [`Rotating`]: an [`AnyEngine`] whose keys can be replaced while it serves.
+//! [`Engine`]: the engine a server holds; an [`AnyEngine`] whose keys can be replaced while it
+//! serves.
 //!
 //! A key reload builds a new engine from the new key configuration and swaps it in; requests
 //! already running finish on the engine they started with. The replay store is shared by
@@ -21,7 +22,7 @@
 //! count lives in this process: a reload carries it over by key material, except the seals made by
 //! requests that were already running on the old generation when the reload swapped it (at
 //! most one per such request that pauses); a restart starts it again from zero unless the
-//! server restores it ([`Rotating::with_clock_counting`]); and every node counts its own.
+//! server restores it ([`Engine::with_clock_counting`]); and every node counts its own.
 //! The bound that holds for a fleet is therefore the operator's: rotate before the fleet's
 //! total of seals under one key nears the limit (`sum by (key_id) (increase(mrtr_seals_total
 //! [...]))` counts it across restarts). `docs/operations.md` gives the rule.
@@ -41,7 +42,7 @@ use crate::clock::SystemClock;
 use crate::keys::KeyConfig;
 use mrtr_replay::{AnyReplayCache, AsyncReplayCache};
 
-/// A replay store shared by every generation of a [`Rotating`] engine.
+/// A replay store shared by every generation of an [`Engine`].
 pub struct SharedStore<R>(Arc<R>);
 
 impl<R> SharedStore<R> {
@@ -80,7 +81,7 @@ impl<R: AsyncReplayCache> AsyncReplayCache for SharedStore<R> {
     }
 }
 
-/// What a [`Rotating::reload`] changed.
+/// What a [`Engine::reload`] changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Reloaded {
@@ -158,7 +159,8 @@ impl fmt::Display for ReloadWarning {
 /// One engine generation, as a request uses it.
 pub type Generation<R, Clk> = AnyEngine<SharedStore<R>, Clk>;
 
-/// An [`AnyEngine`] whose keys can be reloaded while it serves.
+/// The engine a server holds: an [`AnyEngine`] whose keys can be reloaded while it serves.
+/// Each request runs on [`Engine::current`], the generation of the moment.
 ///
 /// A key reload builds a new engine from the new key configuration and swaps it in; requests
 /// already running finish on the engine they started with. The replay store is shared by
@@ -169,25 +171,25 @@ pub type Generation<R, Clk> = AnyEngine<SharedStore<R>, Clk>;
 /// ```
 /// # #[cfg(all(feature = "aes-gcm", feature = "chacha20poly1305"))]
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use mrtr_std::engine::{Backend, EngineConfig, Rotating};
+/// use mrtr_std::engine::{Backend, Engine, EngineConfig};
 /// use mrtr_std::keys::KeyConfig;
 /// use mrtr_replay::AnyReplayCache;
 ///
 /// const K1: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 /// const K2: &str = "HyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4=";
 /// let keys = KeyConfig::parse_env(&format!("current=k1; k1:{K1}"))?;
-/// let engine = Rotating::new(Backend::Aes256Gcm, keys, EngineConfig::for_audience("booking-server"), AnyReplayCache::memory(1_000))?;
+/// let engine = Engine::new(Backend::Aes256Gcm, keys, EngineConfig::for_audience("booking-server"), AnyReplayCache::memory(1_000))?;
 ///
 /// // Phase 1 of a rotation: k2 everywhere, open-only. Phase 2: k2 seals.
 /// let phase1 = KeyConfig::parse_env(&format!("current=k1; k1:{K1}; k2:{K2}"))?;
 /// assert_eq!(engine.reload(phase1)?.added.len(), 1);
 /// let phase2 = KeyConfig::parse_env(&format!("current=k2; k1:{K1}; k2:{K2}"))?;
 /// assert_eq!(engine.reload(phase2)?.current.1.as_str(), "k2");
-/// assert_eq!(engine.engine().current_key_id().as_str(), "k2");
+/// assert_eq!(engine.current().current_key_id().as_str(), "k2");
 /// # Ok(()) }
 /// # #[cfg(not(all(feature = "aes-gcm", feature = "chacha20poly1305")))] fn main() {}
 /// ```
-pub struct Rotating<R = AnyReplayCache, Clk = SystemClock> {
+pub struct Engine<R = AnyReplayCache, Clk = SystemClock> {
     backend: Backend,
     limits: EngineConfig,
     clock: Clk,
@@ -197,7 +199,7 @@ pub struct Rotating<R = AnyReplayCache, Clk = SystemClock> {
     ledger: Mutex<Ledger>,
 }
 
-impl<R: Send + Sync + 'static> Rotating<R, SystemClock> {
+impl<R: Send + Sync + 'static> Engine<R, SystemClock> {
     /// An engine for `backend` with `keys`, `limits` and the replay store `replay`, on the
     /// system clock.
     pub fn new(
@@ -210,15 +212,16 @@ impl<R: Send + Sync + 'static> Rotating<R, SystemClock> {
     }
 }
 
-impl<R, Clk> Rotating<R, Clk> {
+impl<R, Clk> Engine<R, Clk> {
     /// The limits every generation uses (as configured; [`AnyEngine::limits`] reports them as
     /// applied).
     pub fn limits(&self) -> &EngineConfig {
         &self.limits
     }
 
-    /// The engine to serve one request with (a snapshot: a reload does not change it).
-    pub fn engine(&self) -> Arc<Generation<R, Clk>> {
+    /// The current generation, to serve one request with (a snapshot: a reload does not
+    /// change it).
+    pub fn current(&self) -> Arc<Generation<R, Clk>> {
         // A poisoned lock only means a reload panicked after the swap or before it: the
         // engine inside is whole either way.
         self.current
@@ -238,12 +241,12 @@ impl<R, Clk> Rotating<R, Clk> {
     }
 }
 
-impl<R, Clk> Rotating<R, Clk>
+impl<R, Clk> Engine<R, Clk>
 where
     R: Send + Sync + 'static,
     Clk: Clock + Clone + Send + Sync + 'static,
 {
-    /// [`Rotating::new`] on another clock (a manual clock, in tests).
+    /// [`Engine::new`] on another clock (a manual clock, in tests).
     pub fn with_clock(
         backend: Backend,
         keys: KeyConfig,
@@ -254,7 +257,7 @@ where
         Self::with_clock_counting(backend, keys, limits, replay, clock, |_| 0)
     }
 
-    /// [`Rotating::with_clock`], each key starting with `used(id)` seals already taken from
+    /// [`Engine::with_clock`], each key starting with `used(id)` seals already taken from
     /// its budget: a server that persists the counts restores them here at startup.
     pub fn with_clock_counting(
         backend: Backend,
@@ -310,7 +313,7 @@ where
         let mut ledger = self.ledger.lock().unwrap_or_else(|e| e.into_inner());
         let fingerprints = keys.fingerprints();
         ledger.check(&fingerprints)?;
-        let old = self.engine();
+        let old = self.current();
         let counts = old.seals_used();
         ledger.record_seals(&counts);
         let before: Vec<KeyId> = counts.iter().map(|(id, _)| id.clone()).collect();
@@ -380,9 +383,9 @@ where
     }
 }
 
-impl<R: fmt::Debug, Clk> fmt::Debug for Rotating<R, Clk> {
+impl<R: fmt::Debug, Clk> fmt::Debug for Engine<R, Clk> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Rotating")
+        f.debug_struct("Engine")
             .field("backend", &self.backend)
             .field("limits", &self.limits)
             .field("replay", &self.replay)

@@ -5,7 +5,7 @@ mod support;
 use mrtr_replay::AnyReplayCache;
 use mrtr_std::clock::ManualClock;
 use mrtr_std::core::{Reason, Round};
-use mrtr_std::engine::{Backend, EngineConfig, Rotating, Step};
+use mrtr_std::engine::{Backend, Engine, EngineConfig, Step};
 use mrtr_std::jsonrpc::ResumeRequest;
 use mrtr_std::keys::KeyConfig;
 use support::T0;
@@ -21,7 +21,7 @@ fn request(state: Option<&str>) -> ResumeRequest<'_> {
 #[test]
 fn a_three_phase_rotation_keeps_every_token_in_flight_and_single_use() {
     let clock = ManualClock::new(T0);
-    let node = Rotating::with_clock(
+    let node = Engine::with_clock(
         Backend::ChaCha20Poly1305,
         keys("current=k1; k1:K1"),
         EngineConfig::for_audience("rotating-tests"),
@@ -30,44 +30,44 @@ fn a_three_phase_rotation_keeps_every_token_in_flight_and_single_use() {
     )
     .unwrap();
     let under_k1 = node
-        .engine()
+        .current()
         .pause(&request(None), Round::FIRST, b"a")
         .unwrap();
     let spent = node
-        .engine()
+        .current()
         .pause(&request(None), Round::FIRST, b"b")
         .unwrap();
-    assert!(node.engine().resume(&request(Some(&spent))).is_ok());
-    let seals_before = node.engine().seals_used();
+    assert!(node.current().resume(&request(Some(&spent))).is_ok());
+    let seals_before = node.current().seals_used();
 
     // Phase 1: k2 added, open-only. Phase 2: k2 seals.
     let r = node.reload(keys("current=k1; k1:K1; k2:K2")).unwrap();
     assert_eq!(r.added.len(), 1);
     assert!(r.removed.is_empty());
     assert_eq!(
-        node.engine().seals_used()[0],
+        node.current().seals_used()[0],
         seals_before[0],
         "k1's count carried over"
     );
     node.reload(keys("current=k2; k1:K1; k2:K2")).unwrap();
     let under_k2 = node
-        .engine()
+        .current()
         .pause(&request(None), Round::FIRST, b"c")
         .unwrap();
-    assert_eq!(node.engine().current_key_id().as_str(), "k2");
+    assert_eq!(node.current().current_key_id().as_str(), "k2");
 
     // The token sealed under k1 before the reloads still opens; the spent one stays spent.
     assert!(matches!(
-        node.engine().resume(&request(Some(&under_k1))),
+        node.current().resume(&request(Some(&under_k1))),
         Ok(Step::Resumed(_))
     ));
-    let replay = node.engine().resume(&request(Some(&spent))).unwrap_err();
+    let replay = node.current().resume(&request(Some(&spent))).unwrap_err();
     assert_eq!(replay.rejection().unwrap().reason(), Reason::Replayed);
 
     // Phase 3: k1 retired: its tokens stop opening, k2's do not.
     let another_k1 = {
         // Sealed by a node still in phase 2 would be k2; make one under k1 on a phase-1 copy.
-        let old = Rotating::with_clock(
+        let old = Engine::with_clock(
             Backend::ChaCha20Poly1305,
             keys("current=k1; k1:K1; k2:K2"),
             EngineConfig::for_audience("rotating-tests"),
@@ -75,23 +75,23 @@ fn a_three_phase_rotation_keeps_every_token_in_flight_and_single_use() {
             ManualClock::new(T0),
         )
         .unwrap();
-        old.engine()
+        old.current()
             .pause(&request(None), Round::FIRST, b"d")
             .unwrap()
     };
     let r = node.reload(keys("current=k2; k2:K2")).unwrap();
     assert_eq!(r.removed.len(), 1);
     let gone = node
-        .engine()
+        .current()
         .resume(&request(Some(&another_k1)))
         .unwrap_err();
     assert_eq!(gone.rejection().unwrap().reason(), Reason::UnknownKey);
-    assert!(node.engine().resume(&request(Some(&under_k2))).is_ok());
+    assert!(node.current().resume(&request(Some(&under_k2))).is_ok());
 }
 
 #[test]
 fn a_failed_reload_changes_nothing() {
-    let node = Rotating::new(
+    let node = Engine::new(
         Backend::Aes256Gcm,
         keys("current=k1; k1:K1"),
         EngineConfig::for_audience("rotating-tests"),
@@ -100,7 +100,7 @@ fn a_failed_reload_changes_nothing() {
     .unwrap();
     let too_many = keys(&format!("current=k1; {}", support::five_keys()));
     assert!(node.reload(too_many).is_err());
-    assert_eq!(node.engine().current_key_id().as_str(), "k1");
+    assert_eq!(node.current().current_key_id().as_str(), "k1");
 }
 
 /// The v1 window (audience-less format-v1 tokens open for one maximum lifetime plus the skew
@@ -112,7 +112,7 @@ fn a_reload_never_reopens_the_v1_window() {
     let clock = ManualClock::new(T0);
     let limits = EngineConfig::for_audience("rotating-tests");
     let window = limits.ttl_ms + limits.max_clock_skew_ms;
-    let node = Rotating::with_clock(
+    let node = Engine::with_clock(
         Backend::Aes256Gcm,
         keys("current=k1; k1:K1"),
         limits,
@@ -121,14 +121,14 @@ fn a_reload_never_reopens_the_v1_window() {
     )
     .unwrap();
     let closes = AcceptV1::Until(T0 + window);
-    assert_eq!(node.engine().limits().accept_v1, closes);
+    assert_eq!(node.current().limits().accept_v1, closes);
     // An hour later the window has long closed; a reload (same keys, then a rotation step)
     // builds new generations that close it at the same instant.
     clock.advance(3_600_000);
     node.reload(keys("current=k1; k1:K1")).unwrap();
-    assert_eq!(node.engine().limits().accept_v1, closes);
+    assert_eq!(node.current().limits().accept_v1, closes);
     node.reload(keys("current=k1; k1:K1; k2:K2")).unwrap();
-    assert_eq!(node.engine().limits().accept_v1, closes);
+    assert_eq!(node.current().limits().accept_v1, closes);
     assert_eq!(node.limits().accept_v1, closes);
 }
 
@@ -138,7 +138,7 @@ fn a_reload_never_reopens_the_v1_window() {
 #[test]
 fn no_reload_resets_a_seal_budget() {
     use mrtr_std::engine::EngineConfigError;
-    let node = Rotating::with_clock(
+    let node = Engine::with_clock(
         Backend::Aes256Gcm,
         keys("current=k1; k1:K1"),
         EngineConfig::for_audience("rotating-tests"),
@@ -147,12 +147,12 @@ fn no_reload_resets_a_seal_budget() {
     )
     .unwrap();
     for _ in 0..3 {
-        node.engine()
+        node.current()
             .pause(&request(None), Round::FIRST, b"s")
             .unwrap();
     }
     let count = |id: &str| {
-        node.engine()
+        node.current()
             .seals_used()
             .iter()
             .find(|(k, _)| k.as_str() == id)
@@ -168,7 +168,7 @@ fn no_reload_resets_a_seal_budget() {
             if id.as_str() == "k9" && known_as.as_str() == "k1"),
         "{err:?}"
     );
-    assert_eq!(node.engine().current_key_id().as_str(), "k1");
+    assert_eq!(node.current().current_key_id().as_str(), "k1");
     assert_eq!(count("k1"), Some(3), "a refused reload changes nothing");
 
     // k1 removed (k2 seals), then re-added: its count comes back, not 0.
