@@ -24,7 +24,8 @@ use crate::session::OwnerLayer;
 ///
 /// ```
 /// # use mrtr_rmcp::mrtr_std::caller::Caller;
-/// # use mrtr_rmcp::{CallerLayer, Stack, PrecheckLayer};
+/// # use mrtr_rmcp::layer::PrecheckLayer;
+/// # use mrtr_rmcp::{CallerLayer, Stack};
 /// # use mrtr_rmcp::mrtr_std::core::ErrorDetail;
 /// # use tower_layer::Layer;
 /// # fn wrap<S>(rmcp_service: S) {

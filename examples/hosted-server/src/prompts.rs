@@ -1,4 +1,5 @@
-//! Prompts that pause once: `plan_dinner` (the example) and the conformance prompt.
+//! Prompts that pause once: `plan_dinner` (the example) and, built with the `testing`
+//! feature, the conformance prompt.
 
 use mrtr_rmcp::input::{self, Answer, Declared};
 use mrtr_rmcp::{Call, Pending};
@@ -34,9 +35,10 @@ pub async fn get(request: &GetPromptRequestParams, pending: Pending) -> Reply {
                 .run(|call| plan_dinner(call, &cuisine, &fresh_menu))
                 .await
         }
-        CONFORMANCE => {
+        #[cfg(feature = "testing")]
+        crate::conformance::PROMPT => {
             declared.require_form()?;
-            pending.run(conformance).await
+            pending.run(crate::conformance::prompt).await
         }
         other => Err(ErrorData::invalid_params(
             format!("unknown prompt: {other}"),
@@ -47,8 +49,6 @@ pub async fn get(request: &GetPromptRequestParams, pending: Pending) -> Reply {
 
 /// The example prompt.
 pub const PLAN_DINNER: &str = "plan_dinner";
-/// The conformance suite's prompt.
-pub const CONFORMANCE: &str = "test_input_required_result_prompt";
 
 /// Every prompt this server lists.
 pub fn list() -> Vec<Prompt> {
@@ -62,8 +62,9 @@ pub fn list() -> Vec<Prompt> {
                     .with_required(true),
             ]),
         ),
+        #[cfg(feature = "testing")]
         Prompt::new(
-            CONFORMANCE,
+            crate::conformance::PROMPT,
             Some("Asks for context before building the prompt"),
             None,
         ),
@@ -158,33 +159,4 @@ fn plan_dinner(call: &Call, cuisine: &str, fresh_menu: &[(String, Vec<String>)])
             .with_description("Dinner plan")
             .into(),
     )
-}
-
-/// Sealed state of the conformance prompt.
-#[derive(Serialize, Deserialize)]
-struct AskedContext {
-    key: String,
-}
-
-/// One round of the conformance prompt.
-fn conformance(call: &Call) -> Reply {
-    if call.state::<AskedContext>()?.is_some()
-        && let Answer::Accepted(form) = input::answer(call.input_responses(), "user_context")
-        && let Some(context) = input::text_field(form, "context")
-    {
-        return Ok(GetPromptResult::new(vec![PromptMessage::new_text(
-            Role::User,
-            format!("Use this context: {context}"),
-        )])
-        .into());
-    }
-    let q = input::form(
-        "What context should the prompt use?",
-        json!({"context": {"type": "string"}}),
-        &[],
-    );
-    let state = AskedContext {
-        key: "user_context".into(),
-    };
-    Ok(call.pause(&state, input::one("user_context", q))?.into())
 }
