@@ -38,8 +38,9 @@ echo
 echo "hosted example (examples/hosted-server/src): $(code_lines "${example[@]}") code lines in ${#example[@]} files"
 
 if [ -f examples/hosted-server/src/conformance.rs ]; then
-    echo "  of which built only with --features testing (conformance.rs, faults.rs):" \
-        "$(code_lines examples/hosted-server/src/conformance.rs examples/hosted-server/src/faults.rs)"
+    echo "  of which built only with --features testing (conformance.rs, faults.rs, prompts/conformance.rs):" \
+        "$(code_lines examples/hosted-server/src/conformance.rs examples/hosted-server/src/faults.rs \
+            examples/hosted-server/src/prompts/conformance.rs)"
 fi
 adoption=rmcp-adapter/examples/two_tools.rs
 if [ -f "$adoption" ]; then

@@ -1,5 +1,6 @@
-//! The tools and the prompt the conformance suite's MRTR scenarios (`input-required-result-*`) call: built
-//! with the `testing` feature only (CI's peer suites turn it on).
+//! The tools the conformance suite's MRTR scenarios (`input-required-result-*`) call (its
+//! prompt is `prompts::conformance`): built with the `testing` feature only (CI's peer suites
+//! turn it on).
 //!
 //! Each tool states what the request must declare ([`Needs`], checked before its token is
 //! spent) and one round of its flow. The three single-kind tools keep no state: the answer
@@ -9,8 +10,8 @@
 use mrtr_rmcp::input::{self, Answer, Declared};
 use mrtr_rmcp::{Call, Parameters};
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ContentBlock, ErrorData, GetPromptResponse, GetPromptResult,
-    InputRequest, InputRequests, InputRequiredResult, JsonObject, PromptMessage, Role,
+    CallToolResponse, CallToolResult, ContentBlock, ErrorData, InputRequest, InputRequests,
+    InputRequiredResult, JsonObject,
 };
 use rmcp::{tool, tool_router};
 use serde::{Deserialize, Serialize};
@@ -313,36 +314,4 @@ impl Hosted {
     async fn t_capabilities(&self, Parameters { pending, .. }: Parameters<JsonObject>) -> Reply {
         begin(pending, Needs::Any, capabilities).await
     }
-}
-
-/// The conformance suite's prompt.
-pub const PROMPT: &str = "test_input_required_result_prompt";
-
-/// Sealed state of the conformance prompt.
-#[derive(Serialize, Deserialize)]
-struct AskedContext {
-    key: String,
-}
-
-/// One round of the conformance prompt.
-pub fn prompt(call: &Call) -> Result<GetPromptResponse, ErrorData> {
-    if call.state::<AskedContext>()?.is_some()
-        && let Answer::Accepted(form) = input::answer(call.input_responses(), "user_context")
-        && let Some(context) = input::text_field(form, "context")
-    {
-        return Ok(GetPromptResult::new(vec![PromptMessage::new_text(
-            Role::User,
-            format!("Use this context: {context}"),
-        )])
-        .into());
-    }
-    let q = input::form(
-        "What context should the prompt use?",
-        json!({"context": {"type": "string"}}),
-        &[],
-    );
-    let state = AskedContext {
-        key: "user_context".into(),
-    };
-    Ok(call.pause(&state, input::one("user_context", q))?.into())
 }

@@ -1,6 +1,9 @@
 //! Prompts that pause once: `plan_dinner` (the example) and, built with the `testing`
 //! feature, the conformance prompt.
 
+#[cfg(feature = "testing")]
+mod conformance;
+
 use mrtr_rmcp::input::{self, Answer, Declared};
 use mrtr_rmcp::{Call, Pending};
 use rmcp::model::{
@@ -36,9 +39,9 @@ pub async fn get(request: &GetPromptRequestParams, pending: Pending) -> Reply {
                 .await
         }
         #[cfg(feature = "testing")]
-        crate::conformance::PROMPT => {
+        conformance::PROMPT => {
             declared.require_form()?;
-            pending.run(crate::conformance::prompt).await
+            pending.run(conformance::prompt).await
         }
         other => Err(ErrorData::invalid_params(
             format!("unknown prompt: {other}"),
@@ -64,7 +67,7 @@ pub fn list() -> Vec<Prompt> {
         ),
         #[cfg(feature = "testing")]
         Prompt::new(
-            crate::conformance::PROMPT,
+            conformance::PROMPT,
             Some("Asks for context before building the prompt"),
             None,
         ),
