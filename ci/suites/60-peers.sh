@@ -49,6 +49,9 @@ expected="$(printf 'input-required-result-%s\n' "${MRTR_SCENARIOS[@]}" | sort | 
 [ "$listed" = "$expected" ] || die "conformance MRTR scenarios changed: suite lists [$listed], we run [$expected]"
 log "cargo build -p mrtr-hosted-server --features testing (conformance tools, --test-hooks)"
 cargo build --locked -p mrtr-hosted-server --features testing || die "build failed"
+log "cargo test -p mrtr-hosted-server --features testing --test scaffolding (the testing build lists its conformance tools and prompt)"
+cargo test --locked -p mrtr-hosted-server --features testing --test scaffolding \
+    || die "the testing build does not list its conformance tools and prompt"
 
 # --- servers -------------------------------------------------------------------------------
 PIDS=()

@@ -1,6 +1,6 @@
 //! The conformance tools and prompt are test scaffolding: a server built without the `testing`
-//! feature lists none of them, and one built with it lists them all (so this test fails if
-//! the gate moves either way).
+//! feature lists none of them, and one built with it lists them (so this test fails if the
+//! gate moves either way). 10-workspace runs the default build, 60-peers the testing build.
 
 mod support;
 
