@@ -13,9 +13,6 @@
 
 mod support;
 
-use std::io;
-use std::sync::{Arc, Mutex};
-
 use mrtr_rmcp::{HasMrtr, Mrtr, Parameters, log_filter};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
@@ -23,7 +20,7 @@ use rmcp::model::{ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::Value;
-use support::{meta, serve, serve_without_precheck};
+use support::{Sink, meta, serve, serve_without_precheck};
 use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::{Layer as _, Registry};
@@ -226,21 +223,6 @@ async fn a_token_resumes_only_arguments_the_handler_reads_as_it_was_paused_with(
     }
 }
 
-/// A log sink shared between the subscriber and the test.
-#[derive(Clone, Default)]
-struct Sink(Arc<Mutex<Vec<u8>>>);
-
-impl io::Write for Sink {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn without_the_precheck_layer_nothing_pauses_or_resumes() {
     // Global: the servers run on the runtime's threads. Only this test sets it; the other
@@ -283,7 +265,7 @@ async fn without_the_precheck_layer_nothing_pauses_or_resumes() {
     // The operator is told once, at ERROR, what is missing (then at DEBUG); the token is in
     // no log line (rmcp's own DEBUG events, which would show it, are kept out by `log_filter`,
     // as every server should).
-    let log = String::from_utf8_lossy(&sink.0.lock().unwrap()).into_owned();
+    let log = sink.text();
     let named: Vec<&str> = log
         .lines()
         .filter(|l| l.contains("PrecheckLayer is not in front"))

@@ -4,8 +4,7 @@
 
 mod support;
 
-use std::io;
-use std::sync::{Arc, Mutex};
+use support::Sink;
 
 use mrtr_rmcp::input::{self, Answer};
 use mrtr_rmcp::{HasMrtr, Mrtr, Parameters, log_filter};
@@ -68,27 +67,6 @@ impl Server {
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-}
-
-/// A log sink shared between the subscriber and the test.
-#[derive(Clone, Default)]
-struct Sink(Arc<Mutex<Vec<u8>>>);
-
-impl io::Write for Sink {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Sink {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
     }
 }
 

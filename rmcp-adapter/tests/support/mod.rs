@@ -3,7 +3,8 @@
 
 #![allow(dead_code)] // each test file uses part of the harness
 
-use std::sync::Arc;
+use std::io;
+use std::sync::{Arc, Mutex};
 
 use mrtr_replay::AnyReplayCache;
 use mrtr_rmcp::layer::PrecheckLayer;
@@ -335,4 +336,25 @@ async fn status_and_body(response: reqwest::Response) -> (u16, Value) {
         .rfind(|d| !d.is_empty());
     let body = serde_json::from_str(data.unwrap_or(&text)).unwrap_or(Value::String(text));
     (status, body)
+}
+
+/// A log sink shared between the subscriber and the test.
+#[derive(Clone, Default)]
+pub struct Sink(Arc<Mutex<Vec<u8>>>);
+
+impl io::Write for Sink {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Sink {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
 }
